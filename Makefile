@@ -1,0 +1,36 @@
+# Entry points for people and CI: `make demo` trains on real Fashion-MNIST across 2 MPI ranks,
+# `make test` builds and runs the whole suite through ctest. Both install what is missing first.
+FUSETRAIN_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fusetrain
+export FUSETRAIN_CACHE
+export CCACHE_DIR ?= $(FUSETRAIN_CACHE)/ccache
+BUILD ?= build
+JOBS ?= $(shell nproc)
+NP ?= 2
+MPIRUN ?= mpirun
+MPIRUN_FLAGS ?= --oversubscribe --bind-to none $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+FASHION_MNIST ?= /usr/share/datasets/fashion-mnist
+
+.PHONY: setup configure build demo test clean
+
+setup:
+	@bash tools/setup.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+configure: setup $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+data/fashion-mnist/train-00000-of-00002.h5: | build
+	$(BUILD)/bin/fusetrain-prep --format idx --input $(FASHION_MNIST) --output data/fashion-mnist --shards 2 --name fashion-mnist
+
+demo: build data/fashion-mnist/train-00000-of-00002.h5
+	$(MPIRUN) $(MPIRUN_FLAGS) -np $(NP) $(BUILD)/bin/fusetrain train --config configs/quickstart.yaml
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD)

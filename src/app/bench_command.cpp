@@ -1,0 +1,37 @@
+// `fusetrain bench`: the benchmark subcommands. allreduce compares per-tensor all-reduce, the fusion
+// engine and one contiguous buffer for a model's real gradient list; step measures training throughput
+// at several world sizes (relaunching itself under mpirun) and the scaling efficiency.
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "app/bench_allreduce.h"
+#include "app/bench_step.h"
+#include "app/commands.h"
+
+namespace po = boost::program_options;
+
+namespace ft {
+
+int bench_command(int argc, char** argv) {
+  const std::string usage =
+      "fusetrain bench: benchmarks\n\n"
+      "  fusetrain bench allreduce --model resnet18 --backend mpi|gloo|nccl   (under mpirun -np N)\n"
+      "  fusetrain bench step --model simple_cnn --ranks 1,2 [--batch 128]\n\n"
+      "`fusetrain bench <name> --help` lists each benchmark's options.\n";
+  if (argc < 2) {
+    std::fputs(usage.c_str(), stderr);
+    return 2;
+  }
+  const std::string which = argv[1];
+  if (which == "--help" || which == "-h") return std::fputs(usage.c_str(), stdout), 0;
+  if (which == "allreduce") return bench_allreduce(argc - 1, argv + 1);
+  if (which == "step") return bench_step(argc - 1, argv + 1);
+  if (which == "step-worker") return bench_step_worker(argc - 1, argv + 1);
+  std::fprintf(stderr, "fusetrain bench: unknown benchmark '%s'\n\n%s", which.c_str(), usage.c_str());
+  return 2;
+}
+
+}  // namespace ft

@@ -1,0 +1,168 @@
+// Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD, so the
+// figure is the framework's own step rate. Scaling efficiency = images/s at N ranks / (N x images/s at 1).
+#include "app/bench_step.h"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "comm/backend.h"
+#include "comm/engine.h"
+#include "models/network.h"
+#include "monitor/timer.h"
+#include "runtime/error.h"
+#include "runtime/world.h"
+#include "train/device_setup.h"
+#include "train/optimizer.h"
+
+namespace po = boost::program_options;
+
+namespace ft {
+namespace {
+
+po::options_description step_options() {
+  po::options_description options("fusetrain bench step");
+  options.add_options()
+      ("model", po::value<std::string>()->default_value("simple_cnn"), "model")
+      ("ranks", po::value<std::string>()->default_value("1,2"), "world sizes to measure, comma separated")
+      ("batch", po::value<int>()->default_value(128), "images per rank per step")
+      ("steps", po::value<int>()->default_value(30), "timed steps")
+      ("warmup", po::value<int>()->default_value(5), "untimed steps")
+      ("backend", po::value<std::string>()->default_value("mpi"), "mpi | gloo | nccl")
+      ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
+      ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
+      ("help,h", "show this help");
+  return options;
+}
+
+bool parse(po::options_description& options, int argc, char** argv, po::variables_map& vm) {
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+    po::notify(vm);
+    return true;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "fusetrain bench step: %s\n", e.what());
+    return false;
+  }
+}
+
+std::string self_path() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  FT_REQUIRE(n > 0, "cannot locate the fusetrain executable (/proc/self/exe)");
+  return std::string(path, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+int bench_step_worker(int argc, char** argv) {
+  auto options = step_options();
+  po::variables_map vm;
+  if (!parse(options, argc, argv, vm)) return 2;
+  World world(&argc, &argv);
+  try {
+    Config config;
+    config.model.name = vm["model"].as<std::string>();
+    config.train.device = vm["device"].as<std::string>();
+    const at::Device device = place_rank(config, world);
+    BackendOptions backend_options;
+    backend_options.name = vm["backend"].as<std::string>();
+    backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
+    auto backend = make_backend(world, backend_options);
+
+    InputShape shape;
+    FT_REQUIRE(std::sscanf(vm["image"].as<std::string>().c_str(), "%dx%dx%d", &shape.channels, &shape.height,
+                           &shape.width) == 3, "--image must look like 3x32x32");
+    at::manual_seed(0);
+    auto net = make_network(config.model, shape);
+    net->to(device);
+    std::vector<NamedTensor> named;
+    std::vector<at::Tensor> parameters;
+    for (const auto& item : net->named_parameters()) {
+      named.push_back({item.key(), item.value()});
+      parameters.push_back(item.value());
+    }
+    GradientEngine engine(*backend, world, named, GradientEngineOptions{});
+    config.optimizer.momentum = 0.9;
+    auto optimizer = make_optimizer(config.optimizer, parameters);
+
+    const int batch = vm["batch"].as<int>();
+    const auto options_device = at::TensorOptions().device(device);
+    const auto x = at::randn({batch, shape.channels, shape.height, shape.width}, options_device);
+    const auto y = at::randint(0, shape.classes, {batch}, options_device.dtype(at::kLong));
+    auto step = [&] {
+      optimizer->zero_grad(true);
+      engine.prepare(true);
+      at::cross_entropy_loss(net->forward(x), y).backward();
+      engine.finish();
+      optimizer->step();
+    };
+    for (int i = 0; i < vm["warmup"].as<int>(); ++i) step();
+    synchronize(device);
+    world.barrier();
+    const int steps = vm["steps"].as<int>();
+    Stopwatch clock;
+    for (int i = 0; i < steps; ++i) step();
+    synchronize(device);
+    double seconds = clock.seconds();
+    seconds = world.allreduce_max(seconds);
+    if (world.rank() == 0)
+      std::printf("images_per_s=%.3f ranks=%d seconds=%.4f\n", double(batch) * steps * world.size() / seconds,
+                  world.size(), seconds);
+  } catch (const std::exception& e) {
+    if (world.size() > 1) world.abort(e.what());
+    std::fprintf(stderr, "fusetrain bench step-worker: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+int bench_step(int argc, char** argv) {
+  auto options = step_options();
+  po::variables_map vm;
+  if (!parse(options, argc, argv, vm)) return 2;
+  if (vm.count("help")) return std::cout << options, 0;
+  try {
+    std::vector<int> ranks;
+    std::stringstream list(vm["ranks"].as<std::string>());
+    for (std::string item; std::getline(list, item, ',');) ranks.push_back(std::stoi(item));
+    FT_REQUIRE(!ranks.empty(), "--ranks is empty");
+    const char* mpirun = std::getenv("FUSETRAIN_MPIRUN");
+    std::string forward;
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg.rfind("--ranks", 0) == 0) {
+        if (arg == "--ranks") ++i;
+        continue;
+      }
+      forward += " '" + arg + "'";
+    }
+    std::printf("| ranks | images_per_s | per_rank | scaling_efficiency |\n|---|---|---|---|\n");
+    double base = 0;
+    for (int n : ranks) {
+      const std::string command = cat(mpirun ? mpirun : "mpirun", " -np ", n,
+                                      " --oversubscribe --bind-to none", getuid() == 0 ? " --allow-run-as-root" : "",
+                                      " '", self_path(), "' bench step-worker", forward);
+      FILE* pipe = popen(command.c_str(), "r");
+      FT_REQUIRE(pipe, "cannot run ", command);
+      double ips = -1;
+      char line[512];
+      while (std::fgets(line, sizeof(line), pipe)) std::sscanf(line, "images_per_s=%lf", &ips);
+      const int status = pclose(pipe);
+      FT_REQUIRE(status == 0 && ips > 0, "benchmark at ", n, " rank(s) failed: ", command);
+      if (base == 0) base = ips / n;
+      std::printf("| %d | %.1f | %.1f | %.1f%% |\n", n, ips, ips / n, 100.0 * ips / (n * base));
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusetrain bench step: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ft

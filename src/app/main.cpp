@@ -1,0 +1,32 @@
+// fusetrain's entry point: picks the subcommand and hands it the remaining arguments.
+// Each subcommand lives in its own file (commands.h lists them).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "app/commands.h"
+#include "runtime/version.h"
+
+int main(int argc, char** argv) {
+  const std::string usage =
+      "usage: fusetrain <command> [options]\n\n"
+      "commands:\n"
+      "  train    train a network from a YAML config (run under mpirun/srun for several ranks)\n"
+      "  report   print a markdown/CSV table of results files\n"
+      "  bench    benchmarks: allreduce, step\n"
+      "  info     show build, devices and backends\n\n"
+      "`fusetrain <command> --help` describes each command's options.\n";
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(usage.c_str(), argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "--version") {
+    std::printf("fusetrain %s (%s)\n", ft::program_version(), ft::git_commit());
+    return 0;
+  }
+  for (const auto& c : ft::commands())
+    if (command == c.name) return c.run(argc - 1, argv + 1);
+  std::fprintf(stderr, "fusetrain: unknown command '%s'\n\n%s", command.c_str(), usage.c_str());
+  return 2;
+}

@@ -1,0 +1,61 @@
+// `fusetrain report FILE...`: a markdown (or CSV) table of the given results files, sorted and with
+// extra config-key columns on request. Reads files only; never needs MPI.
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "app/commands.h"
+#include "results/report_table.h"
+#include "results/results_file.h"
+#include "runtime/error.h"
+
+namespace po = boost::program_options;
+
+namespace ft {
+
+int report_command(int argc, char** argv) {
+  po::options_description options("fusetrain report: table of results files\n\n"
+                                  "usage: fusetrain report [--csv] [--sort KEY] [--key CONFIG.KEY ...] FILE.h5...\n\n"
+                                  "options");
+  options.add_options()
+      ("csv", "CSV instead of markdown")
+      ("sort", po::value<std::string>(), "sort by a column (e.g. img_per_s, batch) or a config key (e.g. optimizer.lr)")
+      ("key,k", po::value<std::vector<std::string>>()->composing(), "add a config key as a column (repeatable)")
+      ("help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>(), "results files");
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "fusetrain report: %s\n", e.what());
+    return 2;
+  }
+  if (vm.count("help")) return std::cout << options, 0;
+  if (!vm.count("files")) {
+    std::fprintf(stderr, "fusetrain report: no results files given\n");
+    std::cerr << options;
+    return 2;
+  }
+  try {
+    std::vector<RunRecord> runs;
+    for (const auto& f : vm["files"].as<std::vector<std::string>>()) runs.push_back(read_results(f));
+    ReportOptions report;
+    report.csv = vm.count("csv") > 0;
+    if (vm.count("sort")) report.sort_by = vm["sort"].as<std::string>();
+    if (vm.count("key")) report.extra_keys = vm["key"].as<std::vector<std::string>>();
+    std::cout << report_table(runs, report);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusetrain report: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ft

@@ -1,0 +1,212 @@
+// `fusetrain train`: parse and validate the config (before MPI starts), set up the world, backend and
+// device, run the trainer, gather per-rank statistics and let rank 0 write the results file.
+#include <boost/program_options.hpp>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#ifdef FUSETRAIN_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include "app/commands.h"
+#include "app/launch_env.h"
+#include "comm/backend.h"
+#include "comm/timeline.h"
+#include "config/loader.h"
+#include "io/atomic_file.h"
+#include "results/results_file.h"
+#include "runtime/error.h"
+#include "runtime/version.h"
+#include "runtime/world.h"
+#include "train/device_setup.h"
+#include "train/trainer.h"
+
+namespace po = boost::program_options;
+
+namespace ft {
+namespace {
+
+std::string encode(const RankRecord& r) {
+  std::ostringstream out;
+  out.precision(17);
+  out << r.hostname << '\t' << r.device << '\t' << r.peak_memory_bytes << '\t' << r.train_images << '\t'
+      << r.allreduce_bytes << '\t' << r.allreduce_s;
+  for (double s : r.phase_s) out << '\t' << s;
+  return out.str();
+}
+
+RankRecord decode(const std::string& text) {
+  RankRecord r;
+  std::istringstream in(text);
+  std::getline(in, r.hostname, '\t');
+  std::getline(in, r.device, '\t');
+  in >> r.peak_memory_bytes >> r.train_images >> r.allreduce_bytes >> r.allreduce_s;
+  for (double& s : r.phase_s) in >> s;
+  return r;
+}
+
+std::string timestamp(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  char text[64];
+  std::strftime(text, sizeof(text), format, std::gmtime(&now));
+  return text;
+}
+
+std::string mpi_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(length));
+  return version.substr(0, version.find_first_of(",\n"));
+}
+
+std::string cuda_version() {
+#ifdef FUSETRAIN_WITH_CUDA
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+    return cat(runtime / 1000, ".", (runtime % 1000) / 10);
+#endif
+  return "none";
+}
+
+int train(const Config& config, const std::string& command_line, int argc, char** argv) {
+  World world(&argc, &argv);
+  try {
+    const auto hashes = world.allgather(dump_config(config));
+    std::ostringstream differing;
+    for (std::size_t r = 1; r < hashes.size(); ++r)
+      if (hashes[r] != hashes[0]) differing << (differing.tellp() > 0 ? "," : "") << r;
+    FT_REQUIRE(differing.tellp() == 0, "the resolved config of rank(s) ", differing.str(),
+               " differs from rank 0's: every rank must read the same config file and --set options");
+
+    const at::Device device = place_rank(config, world);
+    const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
+    std::string name = config.output.name;
+    if (name.empty()) {
+      const auto data_dir = std::filesystem::path(config.data.path).lexically_normal();
+      const auto data_name = (data_dir.has_filename() ? data_dir : data_dir.parent_path()).filename().string();
+      name = world.broadcast(cat(config.model.name, "-", data_name,
+                                 "-", world.size(), "r-", timestamp("%Y%m%d-%H%M%S")));
+    }
+    const std::string path = cat(config.output.dir, "/", name, ".h5");
+    if (world.rank() == 0) ensure_writable_directory(config.output.dir);
+    world.barrier();
+
+    BackendOptions backend_options;
+    backend_options.name = config.distributed.backend;
+    backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
+    backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
+    auto backend = make_backend(world, backend_options);
+    Timeline timeline(!config.distributed.timeline.empty());
+
+    if (world.rank() == 0) {
+      std::printf("fusetrain %s: %s on %s, %d rank(s) on %d node(s), backend %s, device %s\n",
+                  program_version(), config.model.name.c_str(), config.data.path.c_str(), world.size(),
+                  world.node_count(), backend->name().c_str(), device.str().c_str());
+      std::fflush(stdout);
+    }
+    Trainer trainer(config, world, *backend, device, &timeline);
+    TrainOutcome outcome = trainer.run();
+
+    const auto encoded = world.allgather(encode(outcome.rank));
+    if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
+    if (world.rank() == 0) {
+      RunRecord record;
+      record.name = name;
+      record.model = config.model.name;
+      record.dataset = outcome.data.dataset;
+      record.precision = config.precision.dtype;
+      record.batch_size = config.data.batch_size;
+      record.config_yaml = dump_config(config);
+      record.epochs = outcome.epochs;
+      record.summary = outcome.summary;
+      for (const auto& e : encoded) {
+        record.ranks.push_back(decode(e));
+        record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, record.ranks.back().peak_memory_bytes);
+      }
+      auto& p = record.provenance;
+      p.program_version = program_version();
+      p.git_commit = git_commit();
+      p.torch_version = TORCH_VERSION;
+      p.cuda_version = cuda_version();
+      p.mpi_version = mpi_version();
+      p.command_line = command_line;
+      p.started_at = started;
+      p.backend = backend->name();
+      p.world_size = world.size();
+      p.node_count = world.node_count();
+      write_results(path, record);
+      const auto& s = record.summary;
+      std::printf("done: %d epochs in %.1f s (training %.1f s), %.0f img/s, final test acc %.2f%%, best %.2f%% "
+                  "(epoch %d), peak memory %.1f MiB%s\nresults: %s\n",
+                  s.epochs_run, s.wall_time_s, s.train_time_s, s.images_per_s, 100 * s.final_test_acc,
+                  100 * s.best_test_acc, s.best_epoch, s.peak_memory_bytes / 1048576.0,
+                  s.overfit ? cat(", overfitting from epoch ", s.overfit_epoch).c_str() : "", path.c_str());
+      std::fflush(stdout);
+    }
+    world.barrier();
+  } catch (const std::exception& e) {
+    if (world.size() > 1) world.abort(e.what());
+    std::fprintf(stderr, "fusetrain: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int train_command(int argc, char** argv) {
+  po::options_description options("fusetrain train: train a network from a YAML config\n\n"
+                                  "usage: [mpirun -np N] fusetrain train --config FILE [--set key=value ...]\n\n"
+                                  "options");
+  options.add_options()
+      ("config,c", po::value<std::string>(), "YAML config file (see configs/ and --help-config)")
+      ("set,s", po::value<std::vector<std::string>>()->composing(),
+       "override one key, e.g. --set optimizer.lr=0.05 --set data.batch_size=64 (repeatable)")
+      ("dry-run", "print the resolved config and exit")
+      ("help-config", "list every config key with its type, default and meaning")
+      ("help,h", "show this help");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "fusetrain train: %s\n\n", e.what());
+    std::cerr << options;
+    return 2;
+  }
+  if (vm.count("help")) return std::cout << options, 0;
+  if (vm.count("help-config")) return std::cout << config_reference(), 0;
+  if (!vm.count("config")) {
+    std::fprintf(stderr, "fusetrain train: --config is required\n\n");
+    std::cerr << options;
+    return 2;
+  }
+  std::string command_line = "fusetrain";
+  for (int i = 0; i < argc; ++i) command_line += std::string(" ") + argv[i];
+
+  Config config;
+  try {
+    const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+    config = load_config(vm["config"].as<std::string>(), overrides);
+    validate_for_device(config, cuda_available());
+  } catch (const Error& e) {
+    // Every rank reads the same file and fails the same way: one message is enough.
+    if (launcher_rank() == 0) std::fprintf(stderr, "fusetrain: config error: %s\n", e.what());
+    return 2;
+  }
+  if (vm.count("dry-run")) {
+    if (launcher_rank() == 0) std::cout << dump_config(config);
+    return 0;
+  }
+  return train(config, command_line, argc, argv);
+}
+
+}  // namespace ft

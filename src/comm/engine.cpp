@@ -1,0 +1,300 @@
+// Gradient engine implementation: hook-side packing (pre-scaled by 1/world so fp16 sums cannot overflow),
+// in-order bucket launch on a communication thread, and the missing-gradient check carried in each
+// bucket's trailing status element so that a rank skipping a parameter is an error, not a hang.
+#include "comm/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <sstream>
+
+#include "comm/engine_device.h"
+#include "comm/timeline.h"
+#include "runtime/error.h"
+#include "runtime/world.h"
+
+namespace ft {
+
+struct GradientEngine::BucketState {
+  at::Tensor buffer;             // numel + 1 (status element), on the parameters' device
+  at::Tensor wire;               // fp16 copy when compressing
+  std::vector<bool> packed;      // per slot, this step
+  std::size_t pending = 0;       // slots not yet packed
+  bool ready = false;            // all slots packed (or filled by finish)
+  double first_pack_us = -1, ready_us = 0;
+};
+
+namespace {
+
+DType dtype_of(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return DType::kFloat16;
+    case at::kBFloat16: return DType::kBFloat16;
+    case at::kFloat: return DType::kFloat32;
+    case at::kDouble: return DType::kFloat64;
+    default: throw Error(cat("gradient engine: unsupported parameter dtype ", at::toString(t)));
+  }
+}
+
+}  // namespace
+
+GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector<NamedTensor> parameters,
+                               const GradientEngineOptions& options, bool install_hooks)
+    : backend_(backend), world_(world), options_(options), params_(std::move(parameters)),
+      prescale_(1.0 / backend.size()) {
+  for (const auto& p : params_) {
+    TensorSpec spec{p.name, dtype_of(p.tensor.scalar_type()), p.tensor.sizes().vec()};
+    specs_.push_back(spec);
+  }
+  check_same_tensors(world_.allgather(describe_all(specs_)));
+
+  const auto mib = [](double m) { return static_cast<std::size_t>(m * 1024 * 1024); };
+  plan_ = plan_buckets(specs_, mib(options_.first_bucket_mib), mib(options_.bucket_mib));
+  bucket_of_.resize(specs_.size());
+  slot_of_.resize(specs_.size());
+  for (std::size_t b = 0; b < plan_.size(); ++b) {
+    auto state = std::make_unique<BucketState>();
+    const auto& first = params_[plan_[b].tensors.front()].tensor;
+    state->buffer = at::zeros({plan_[b].numel + 1}, first.options().requires_grad(false));
+    if (options_.fp16_wire) state->wire = at::empty({plan_[b].numel + 1}, state->buffer.options().dtype(at::kHalf));
+    state->packed.assign(plan_[b].tensors.size(), false);
+    for (std::size_t s = 0; s < plan_[b].tensors.size(); ++s) {
+      bucket_of_[plan_[b].tensors[s]] = b;
+      slot_of_[plan_[b].tensors[s]] = s;
+    }
+    state_.push_back(std::move(state));
+  }
+  const bool on_device = !params_.empty() && params_.front().tensor.is_cuda();
+  device_ = make_bucket_device_sync(on_device, plan_.size());
+
+  if (install_hooks) {
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+      auto& t = params_[i].tensor;
+      if (!t.requires_grad()) continue;
+      hook_ids_.push_back(t.register_hook([this, i](const at::Tensor& grad) { submit(i, grad); }));
+    }
+  }
+  thread_ = std::thread([this] { communication_loop(); });
+}
+
+GradientEngine::~GradientEngine() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::size_t h = 0;
+  for (auto& p : params_)
+    if (p.tensor.requires_grad() && h < hook_ids_.size()) p.tensor.remove_hook(hook_ids_[h++]);
+}
+
+void GradientEngine::prepare(bool sync) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sync_ = sync;
+  if (!sync) return;
+  for (std::size_t b = 0; b < plan_.size(); ++b) {
+    auto& s = *state_[b];
+    std::fill(s.packed.begin(), s.packed.end(), false);
+    s.pending = s.packed.size();
+    s.ready = false;
+    s.first_pack_us = -1;
+    s.buffer.narrow(0, plan_[b].numel, 1).zero_();
+  }
+  next_ = 0;
+  finished_ = 0;
+  ++step_;
+}
+
+void GradientEngine::submit(std::size_t index, const at::Tensor& grad) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!sync_) return;
+  }
+  const std::size_t b = bucket_of_[index], slot = slot_of_[index];
+  auto& s = *state_[b];
+  const double t0 = options_.timeline ? options_.timeline->now_us() : 0;
+  auto slice = s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel());
+  const auto& earlier = params_[index].tensor.grad();  // accumulated over earlier micro-batches
+  if (earlier.defined())
+    at::add_out(slice, grad.reshape({-1}), earlier.reshape({-1}));
+  else
+    slice.copy_(grad.reshape({-1}));
+  slice.mul_(prescale_);
+  bool now_ready = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    FT_CHECK(!s.packed[slot], "gradient ", specs_[index].name, " submitted twice in one step");
+    s.packed[slot] = true;
+    if (s.first_pack_us < 0) s.first_pack_us = t0;
+    now_ready = --s.pending == 0;
+  }
+  if (now_ready) {
+    device_->mark_packed(b);
+    std::lock_guard<std::mutex> lock(mutex_);
+    s.ready = true;
+    if (options_.timeline) {
+      s.ready_us = options_.timeline->now_us();
+      options_.timeline->record(cat("pack b", b), "engine", s.first_pack_us, s.ready_us);
+    }
+    cv_.notify_all();
+  }
+}
+
+void GradientEngine::communication_loop() {
+  for (;;) {
+    std::size_t b;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || (!error_ && next_ < plan_.size() && state_[next_]->ready); });
+      if (stop_) return;
+      b = next_++;
+    }
+    try {
+      run_bucket(b);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++finished_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void GradientEngine::run_bucket(std::size_t b) {
+  auto& s = *state_[b];
+  Timeline* timeline = options_.timeline;
+  const double start = timeline ? timeline->now_us() : 0;
+  if (timeline) timeline->record(cat("queue b", b), "comm", s.ready_us, start);
+  const DType dtype = options_.fp16_wire ? DType::kFloat16 : plan_[b].dtype;
+  std::int64_t bytes = 0;
+  device_->run(b, [&] {
+    at::Tensor data = s.buffer;
+    if (options_.fp16_wire) {
+      s.wire.copy_(s.buffer);
+      data = s.wire;
+    }
+    device_->allreduce(backend_, data, dtype);
+    if (options_.fp16_wire) s.buffer.copy_(s.wire);
+    bytes = data.numel() * data.element_size();
+  });
+  const double end = timeline ? timeline->now_us() : 0;
+  if (timeline)
+    timeline->record(cat("allreduce b", b), "comm", start, end,
+                     cat("{\"bytes\":", bytes, ",\"tensors\":",
+                         plan_[b].tensors.size(), "}"));
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.allreduce_s += (end - start) * 1e-6;
+  stats_.buckets += 1;
+  stats_.bytes += bytes;
+}
+
+void GradientEngine::complete_missing() {
+  std::vector<std::size_t> filled;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t b = 0; b < plan_.size(); ++b) {
+      auto& s = *state_[b];
+      if (s.ready) continue;
+      std::size_t missing = 0;
+      for (std::size_t slot = 0; slot < s.packed.size(); ++slot) {
+        if (s.packed[slot]) continue;
+        const std::size_t index = plan_[b].tensors[slot];
+        s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()).zero_();
+        s.packed[slot] = true;
+        ++missing;
+      }
+      s.buffer.narrow(0, plan_[b].numel, 1).fill_(static_cast<double>(missing));
+      s.pending = 0;
+      filled.push_back(b);
+    }
+  }
+  for (auto b : filled) device_->mark_packed(b);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto b : filled) {
+    state_[b]->ready = true;
+    state_[b]->ready_us = options_.timeline ? options_.timeline->now_us() : 0;
+  }
+  cv_.notify_all();
+}
+
+void GradientEngine::finish() {
+  std::vector<std::string> missing_here;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    FT_CHECK(sync_, "GradientEngine::finish without prepare(true)");
+    for (std::size_t b = 0; b < plan_.size(); ++b)
+      for (std::size_t slot = 0; slot < state_[b]->packed.size(); ++slot)
+        if (!state_[b]->packed[slot]) missing_here.push_back(specs_[plan_[b].tensors[slot]].name);
+  }
+  complete_missing();
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const double start_us = options_.timeline ? options_.timeline->now_us() : 0;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // The backends bound each collective by the stall timeout; this bound only catches a stuck thread.
+    const auto limit = std::chrono::duration<double>(options_.stall_timeout_s * (plan_.size() + 1) + 30);
+    const bool done = cv_.wait_for(lock, limit, [&] { return finished_ == plan_.size() || error_; });
+    if (error_) std::rethrow_exception(error_);
+    FT_REQUIRE(done, "gradient all-reduce did not complete within ", limit.count(),
+               " s on rank ", world_.rank(), ": communication thread stalled");
+  }
+  device_->wait_all(plan_.size());
+  stats_.wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (options_.timeline) options_.timeline->record("wait", "compute", start_us, options_.timeline->now_us());
+
+  const TimelineSpan unpack(options_.timeline, "unpack", "compute");
+  bool any_missing = false;
+  for (std::size_t b = 0; b < plan_.size(); ++b) {
+    auto& s = *state_[b];
+    if (s.buffer.narrow(0, plan_[b].numel, 1).item<double>() != 0) any_missing = true;
+    for (std::size_t slot = 0; slot < plan_[b].tensors.size(); ++slot) {
+      const std::size_t index = plan_[b].tensors[slot];
+      auto& param = params_[index].tensor;
+      param.mutable_grad() =
+          s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()).view(param.sizes());
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sync_ = false;
+  }
+  if (any_missing) raise_missing(missing_here);
+}
+
+void GradientEngine::raise_missing(const std::vector<std::string>& missing_here) {
+  std::string mine;
+  for (const auto& name : missing_here) mine += name + "\n";
+  const auto lists = world_.allgather(mine);
+  std::vector<std::set<std::string>> missing(lists.size());
+  std::set<std::string> any;
+  for (std::size_t r = 0; r < lists.size(); ++r) {
+    std::istringstream in(lists[r]);
+    for (std::string name; std::getline(in, name);) missing[r].insert(name), any.insert(name);
+  }
+  std::ostringstream msg;
+  bool fatal = false;
+  for (const auto& name : any) {
+    std::vector<int> without;
+    for (std::size_t r = 0; r < missing.size(); ++r)
+      if (missing[r].count(name)) without.push_back(static_cast<int>(r));
+    if (without.size() == missing.size()) {
+      // Unused everywhere: no rank has a gradient, so the parameter simply does not train this step.
+      for (std::size_t i = 0; i < specs_.size(); ++i)
+        if (specs_[i].name == name) params_[i].tensor.mutable_grad() = at::Tensor();
+      continue;
+    }
+    fatal = true;
+    msg << " '" << name << "' on rank" << (without.size() > 1 ? "s " : " ");
+    for (std::size_t k = 0; k < without.size(); ++k) msg << (k ? "," : "") << without[k];
+    msg << ";";
+  }
+  FT_REQUIRE(!fatal, "step ", step_, ": gradient missing on some ranks but not others:", msg.str(),
+             " every rank must compute a gradient for every parameter each step");
+}
+
+}  // namespace ft

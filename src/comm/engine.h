@@ -1,0 +1,98 @@
+// The gradient engine: autograd hooks pack each gradient into its fusion bucket as backward produces it,
+// and a communication thread all-reduces complete buckets in plan order while backward continues.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/backend.h"
+#include "comm/bucket_plan.h"
+
+namespace ft {
+
+class World;
+class Timeline;
+struct BucketDeviceSync;
+
+struct NamedTensor {
+  std::string name;
+  at::Tensor tensor;
+};
+
+struct GradientEngineOptions {
+  double bucket_mib = 25;
+  double first_bucket_mib = 1;
+  bool fp16_wire = false;        // convert buckets to fp16 for the all-reduce
+  double stall_timeout_s = 60;   // bound on waiting for the communication thread
+  Timeline* timeline = nullptr;
+};
+
+struct EngineStats {
+  double wait_s = 0;        // main thread blocked in finish() for communication
+  double allreduce_s = 0;   // communication thread inside collectives
+  std::int64_t buckets = 0; // collectives issued
+  std::int64_t bytes = 0;   // bytes all-reduced (wire format)
+};
+
+class GradientEngine {
+ public:
+  // Negotiates the tensor list with all ranks (collective over world) and plans the buckets.
+  // Throws ft::Error naming the tensor and ranks when ranks disagree.
+  GradientEngine(Backend& backend, const World& world, std::vector<NamedTensor> parameters,
+                 const GradientEngineOptions& options, bool install_hooks = true);
+  ~GradientEngine();
+  GradientEngine(const GradientEngine&) = delete;
+  GradientEngine& operator=(const GradientEngine&) = delete;
+
+  // Before a micro-batch's backward: sync=false accumulates locally (no communication).
+  void prepare(bool sync);
+  // Called by the hooks; public so benchmarks can feed gradients without autograd.
+  void submit(std::size_t index, const at::Tensor& grad);
+  // After the synchronising backward: completes buckets, waits for their all-reduce, writes the averaged
+  // gradients into each parameter's .grad. Rethrows the first communication error.
+  void finish();
+
+  const std::vector<BucketSpec>& buckets() const { return plan_; }
+  const std::vector<TensorSpec>& tensors() const { return specs_; }
+  const EngineStats& stats() const { return stats_; }
+
+ private:
+  struct BucketState;
+  void communication_loop();
+  void run_bucket(std::size_t b);
+  void complete_missing();
+  void raise_missing(const std::vector<std::string>& missing_here);
+
+  Backend& backend_;
+  const World& world_;
+  GradientEngineOptions options_;
+  std::vector<NamedTensor> params_;
+  std::vector<TensorSpec> specs_;
+  std::vector<BucketSpec> plan_;
+  std::vector<std::size_t> bucket_of_;    // tensor index -> bucket
+  std::vector<std::size_t> slot_of_;      // tensor index -> position within its bucket
+  std::vector<std::unique_ptr<BucketState>> state_;
+  std::vector<unsigned> hook_ids_;
+  std::unique_ptr<BucketDeviceSync> device_;
+  double prescale_;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool sync_ = false;
+  bool stop_ = false;
+  std::size_t next_ = 0;       // next bucket the communication thread launches
+  std::size_t finished_ = 0;   // buckets whose all-reduce completed this step
+  std::int64_t step_ = 0;
+  std::exception_ptr error_;
+  EngineStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace ft

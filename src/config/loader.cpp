@@ -1,0 +1,195 @@
+// Walks a YAML document against the option table: known keys are read into Config, unknown ones are
+// reported with file:line:column and the nearest valid key; --set overrides are merged in before the walk.
+#include "config/loader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/options.h"
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+struct Walk {
+  const std::vector<Option>& table;
+  const std::string& origin;
+  const std::map<std::string, std::string>& overridden;  // key -> "--set key=value"
+  const LoadOptions& options;
+
+  std::string where(const std::string& key, const YAML::Node& node) const {
+    const auto it = overridden.find(key);
+    if (it != overridden.end()) return cat(it->second, ": key '", key, "'");
+    const auto mark = node.Mark();
+    if (mark.line < 0) return cat(origin, ": key '", key, "'");
+    return cat(origin, ":", mark.line + 1, ":", mark.column + 1, ": key '", key, "'");
+  }
+
+  const Option* find(const std::string& key) const {
+    for (const auto& o : table)
+      if (o.key == key) return &o;
+    return nullptr;
+  }
+
+  bool is_section(const std::string& prefix) const {
+    for (const auto& o : table)
+      if (o.key.rfind(prefix + ".", 0) == 0) return true;
+    return false;
+  }
+
+  std::string nearest(const std::string& key) const {
+    std::set<std::string> candidates;
+    for (const auto& o : table) {
+      for (std::size_t dot = o.key.find('.'); dot != std::string::npos; dot = o.key.find('.', dot + 1))
+        candidates.insert(o.key.substr(0, dot));
+      candidates.insert(o.key);
+    }
+    std::string best;
+    std::size_t best_distance = std::string::npos;
+    for (const auto& c : candidates) {
+      const auto d = edit_distance(key, c);
+      if (d < best_distance) best_distance = d, best = c;
+    }
+    return best;
+  }
+
+  void map(const YAML::Node& node, const std::string& prefix) const {
+    for (const auto& kv : node) {
+      const std::string name = kv.first.Scalar();
+      const std::string key = prefix.empty() ? name : prefix + "." + name;
+      if (prefix.empty() && name == "sweep" && options.allow_sweep_block) continue;
+      if (const Option* option = find(key)) {
+        option->read(kv.second, where(key, kv.first));
+      } else if (is_section(key)) {
+        if (kv.second.IsNull()) continue;
+        FT_REQUIRE(kv.second.IsMap(), where(key, kv.first), ": expected a map of settings");
+        map(kv.second, key);
+      } else {
+        throw Error(cat(where(key, kv.first), ": unknown key (did you mean '", nearest(key), "'?)"));
+      }
+    }
+  }
+};
+
+YAML::Node parse_yaml(const std::string& text, const std::string& origin) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw Error(cat(origin, ":", e.mark.line + 1, ":", e.mark.column + 1, ": malformed YAML: ", e.msg));
+  }
+}
+
+// Sets doc[a][b][c] = value for key "a.b.c", creating maps on the way.
+void set_path(YAML::Node doc, const std::string& key, const YAML::Node& value, const std::string& origin) {
+  std::vector<std::string> parts;
+  std::stringstream in(key);
+  for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
+  FT_REQUIRE(!parts.empty(), origin, ": empty key");
+  YAML::Node node = doc;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    FT_REQUIRE(!node[parts[i]] || node[parts[i]].IsMap(), origin, ": '", parts[i], "' is not a section");
+    if (!node[parts[i]]) node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node child = node[parts[i]];
+    node.reset(child);
+  }
+  node[parts.back()] = value;
+}
+
+}  // namespace
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+Config parse_config(const std::string& yaml, const std::string& origin,
+                    const std::vector<std::string>& overrides, const LoadOptions& options) {
+  YAML::Node doc = parse_yaml(yaml, origin);
+  if (doc.IsNull()) doc = YAML::Node(YAML::NodeType::Map);
+  FT_REQUIRE(doc.IsMap(), origin, ": expected a map of sections (model:, data:, optimizer:, ...)");
+
+  std::map<std::string, std::string> overridden;
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    const std::string label = cat("--set ", o);
+    FT_REQUIRE(eq != std::string::npos && eq > 0, label, ": expected key=value, e.g. optimizer.lr=0.05");
+    const std::string key = o.substr(0, eq);
+    set_path(doc, key, parse_yaml(o.substr(eq + 1), label), label);
+    overridden[key] = label;
+  }
+
+  Config config;
+  const auto table = option_table(config);
+  Walk{table, origin, overridden, options}.map(doc, "");
+  return config;
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides,
+                   const LoadOptions& options) {
+  std::ifstream in(path);
+  FT_REQUIRE(in, "cannot read config file ", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path, overrides, options);
+}
+
+std::string dump_config(const Config& config) {
+  Config copy = config;
+  YAML::Node doc(YAML::NodeType::Map);
+  for (const auto& option : option_table(copy)) set_path(doc, option.key, option.value(), "dump");
+  YAML::Emitter out;
+  out << doc;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string config_reference() {
+  Config defaults;
+  std::ostringstream out;
+  std::string section;
+  for (const auto& option : option_table(defaults)) {
+    const std::string top = option.key.substr(0, option.key.find('.'));
+    if (top != section) out << (section.empty() ? "" : "\n") << top << ":\n", section = top;
+    YAML::Emitter value;
+    value << YAML::Flow << option.value();
+    out << "  " << option.key << " (" << option.type << ", default " << value.c_str() << ")\n      "
+        << option.help << "\n";
+  }
+  return out.str();
+}
+
+void validate_for_device(const Config& c, bool cuda_available) {
+  const bool cuda = c.train.device == "cuda" || (c.train.device == "auto" && cuda_available);
+  FT_REQUIRE(c.train.device != "cuda" || cuda_available,
+             "train.device is 'cuda' but no CUDA device is available to this process");
+  FT_REQUIRE(c.distributed.backend != "nccl" || cuda,
+             "distributed.backend 'nccl' needs CUDA devices; use 'mpi' or 'gloo' on CPU");
+  FT_REQUIRE(!(c.distributed.backend == "nccl" && c.distributed.allow_device_sharing),
+             "distributed.allow_device_sharing cannot be used with backend 'nccl': NCCL cannot run two "
+             "ranks on one GPU; use 'mpi' or 'gloo' to share devices");
+  FT_REQUIRE(cuda || (c.precision.dtype != "fp16" && c.precision.dtype != "bf16"),
+             "precision.dtype '", c.precision.dtype, "' needs a CUDA device; use fp32 on CPU");
+  FT_REQUIRE(cuda || !c.precision.cuda_graphs, "precision.cuda_graphs needs a CUDA device");
+  FT_REQUIRE(cuda || c.model.conv_relu != "fused",
+             "model.conv_relu 'fused' is a CUDA kernel; use 'aten' on CPU");
+  FT_REQUIRE(c.model.name != "conv_stack" || !c.model.layers.empty(),
+             "model.name 'conv_stack' needs model.layers");
+  FT_REQUIRE(c.distributed.first_bucket_mib <= c.distributed.bucket_mib,
+             "distributed.first_bucket_mib (", c.distributed.first_bucket_mib,
+             ") must not exceed distributed.bucket_mib (", c.distributed.bucket_mib, ")");
+  FT_REQUIRE(!c.data.path.empty(), "data.path is not set: point it at a folder written by fusetrain-prep");
+}
+
+}  // namespace ft

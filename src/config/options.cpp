@@ -1,0 +1,266 @@
+// Every configuration key of fusetrain, its type, help text and allowed values, bound to the Config field.
+// Adding a key means adding one line here; loader.cpp never needs to know the key names.
+#include "config/options.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+template <typename T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, bool>) return "bool";
+  else if constexpr (std::is_integral_v<T>) return "int";
+  else if constexpr (std::is_floating_point_v<T>) return "float";
+  else return "string";
+}
+
+template <typename T>
+T convert(const YAML::Node& node, const std::string& where) {
+  FT_REQUIRE(node.IsScalar(), where, ": expected a ", type_name<T>(), " value, got a ",
+             node.IsMap() ? "map" : node.IsSequence() ? "list" : "null");
+  try {
+    if constexpr (std::is_same_v<T, bool>) {
+      return node.as<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+      // yaml-cpp accepts "1.5" for int by truncation on some versions; insist on an integer literal.
+      const std::string text = node.Scalar();
+      FT_REQUIRE(text.find_first_of(".eE") == std::string::npos || text.rfind("0x", 0) == 0, where,
+                 ": expected an integer, got '", text, "'");
+      return node.as<T>();
+    } else {
+      return node.as<T>();
+    }
+  } catch (const YAML::Exception&) {
+    throw Error(cat(where, ": expected a ", type_name<T>(), " value, got '", node.Scalar(), "'"));
+  }
+}
+
+using Check = std::function<void(double, const std::string&)>;
+
+Check at_least(double lo) {
+  return [lo](double v, const std::string& where) {
+    FT_REQUIRE(v >= lo, where, ": must be >= ", lo, ", got ", v);
+  };
+}
+Check above(double lo) {
+  return [lo](double v, const std::string& where) {
+    FT_REQUIRE(v > lo, where, ": must be > ", lo, ", got ", v);
+  };
+}
+Check between(double lo, double hi) {
+  return [lo, hi](double v, const std::string& where) {
+    FT_REQUIRE(v >= lo && v <= hi, where, ": must be between ", lo, " and ", hi, ", got ", v);
+  };
+}
+
+class Builder {
+ public:
+  explicit Builder(std::vector<Option>& out) : out_(out) {}
+
+  template <typename T>
+  void number(const std::string& key, T* field, const std::string& help, Check check = nullptr) {
+    out_.push_back({key, type_name<T>(), help,
+                    [field, check](const YAML::Node& n, const std::string& where) {
+                      const T v = convert<T>(n, where);
+                      if constexpr (std::is_floating_point_v<T>)
+                        FT_REQUIRE(std::isfinite(v), where, ": must be a finite number");
+                      if (check) check(static_cast<double>(v), where);
+                      *field = v;
+                    },
+                    [field] { return YAML::Node(*field); }});
+  }
+
+  void flag(const std::string& key, bool* field, const std::string& help) {
+    out_.push_back({key, "bool", help,
+                    [field](const YAML::Node& n, const std::string& where) { *field = convert<bool>(n, where); },
+                    [field] { return YAML::Node(*field); }});
+  }
+
+  void text(const std::string& key, std::string* field, const std::string& help) {
+    out_.push_back({key, "string", help,
+                    [field](const YAML::Node& n, const std::string& where) {
+                      *field = n.IsNull() ? std::string() : convert<std::string>(n, where);
+                    },
+                    [field] { return YAML::Node(*field); }});
+  }
+
+  void choice(const std::string& key, std::string* field, std::vector<std::string> allowed,
+              const std::string& help) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
+    out_.push_back({key, list, help,
+                    [field, allowed, list](const YAML::Node& n, const std::string& where) {
+                      const auto v = convert<std::string>(n, where);
+                      bool ok = false;
+                      for (const auto& a : allowed) ok = ok || a == v;
+                      FT_REQUIRE(ok, where, ": '", v, "' is not one of ", list);
+                      *field = v;
+                    },
+                    [field] { return YAML::Node(*field); }});
+  }
+
+  void add(Option option) { out_.push_back(std::move(option)); }
+
+ private:
+  std::vector<Option>& out_;
+};
+
+Option layers_option(std::vector<LayerSpec>* layers) {
+  static const std::vector<std::string> kTypes = {"conv", "bn", "relu", "gelu", "maxpool",
+                                                  "avgpool", "dropout", "flatten", "linear"};
+  static const std::vector<std::string> kKeys = {"type", "out", "kernel", "stride", "padding", "p"};
+  auto read = [layers](const YAML::Node& node, const std::string& where) {
+    FT_REQUIRE(node.IsSequence(), where, ": expected a list of layers like {type: conv, out: 32}");
+    std::vector<LayerSpec> out;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string at = cat(where, "[", i, "]");
+      const YAML::Node item = node[i];
+      LayerSpec spec;
+      if (item.IsScalar()) {
+        spec.type = item.Scalar();
+      } else {
+        FT_REQUIRE(item.IsMap(), at, ": expected a layer map like {type: conv, out: 32}");
+        for (const auto& kv : item) {
+          const auto k = kv.first.Scalar();
+          bool known = false;
+          for (const auto& key : kKeys) known = known || key == k;
+          FT_REQUIRE(known, at, ": unknown layer key '", k, "' (valid: type, out, kernel, stride, padding, p)");
+        }
+        FT_REQUIRE(item["type"], at, ": a layer needs a 'type'");
+        spec.type = convert<std::string>(item["type"], at + ".type");
+        if (item["out"]) spec.out = convert<int>(item["out"], at + ".out");
+        if (item["kernel"]) spec.kernel = convert<int>(item["kernel"], at + ".kernel");
+        if (item["stride"]) spec.stride = convert<int>(item["stride"], at + ".stride");
+        if (item["padding"]) spec.padding = convert<int>(item["padding"], at + ".padding");
+        if (item["p"]) spec.p = convert<double>(item["p"], at + ".p");
+      }
+      bool known = false;
+      for (const auto& t : kTypes) known = known || t == spec.type;
+      FT_REQUIRE(known, at, ": unknown layer type '", spec.type,
+                 "' (valid: conv, bn, relu, gelu, maxpool, avgpool, dropout, flatten, linear)");
+      FT_REQUIRE(spec.out >= 0 && spec.kernel >= 1 && spec.stride >= 1 && spec.padding >= -1, at,
+                 ": out, kernel, stride must be positive and padding >= -1");
+      FT_REQUIRE(spec.p >= 0 && spec.p < 1, at, ": dropout p must be in [0, 1)");
+      FT_REQUIRE((spec.type != "conv" && spec.type != "linear") || spec.out > 0 ||
+                     (spec.type == "linear" && i + 1 == node.size()),
+                 at, ": a ", spec.type, " layer needs 'out' > 0");
+      out.push_back(spec);
+    }
+    *layers = std::move(out);
+  };
+  auto value = [layers] {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (const auto& l : *layers) {
+      YAML::Node item;
+      item["type"] = l.type;
+      if (l.type == "conv" || l.type == "linear") item["out"] = l.out;
+      if (l.type == "conv" || l.type == "maxpool" || l.type == "avgpool") {
+        item["kernel"] = l.kernel;
+        item["stride"] = l.stride;
+        item["padding"] = l.padding;
+      }
+      if (l.type == "dropout") item["p"] = l.p;
+      list.push_back(item);
+    }
+    return list;
+  };
+  return {"model.layers", "list", "conv_stack layers, e.g. [{type: conv, out: 32}, relu, {type: maxpool, kernel: 2, stride: 2}]",
+          read, value};
+}
+
+}  // namespace
+
+std::vector<Option> option_table(Config& c) {
+  std::vector<Option> t;
+  Builder b(t);
+  const double inf = std::numeric_limits<double>::infinity();
+  (void)inf;
+
+  b.choice("model.name", &c.model.name, {"simple_cnn", "conv_stack", "resnet18", "resnet9"},
+           "network architecture");
+  b.number("model.dropout", &c.model.dropout, "classifier dropout probability of simple_cnn", between(0, 0.99));
+  b.number("model.width", &c.model.width, "base channel count of resnet9/resnet18", at_least(1));
+  b.choice("model.conv_relu", &c.model.conv_relu, {"aten", "fused"},
+           "conv+ReLU implementation: aten (cuDNN/oneDNN) or fused (hand-written CUDA kernel)");
+  b.add(layers_option(&c.model.layers));
+
+  b.text("data.path", &c.data.path, "folder with train-*.h5 and test-*.h5 shards from fusetrain-prep");
+  b.number("data.batch_size", &c.data.batch_size, "images per rank per micro-batch", at_least(1));
+  b.number("data.test_batch_size", &c.data.test_batch_size, "images per rank per evaluation batch", at_least(1));
+  b.choice("data.remainder", &c.data.remainder, {"drop", "pad"},
+           "how ranks get equal steps per epoch: drop the tail or pad with repeated images");
+  b.choice("data.shuffle", &c.data.shuffle, {"local", "global"},
+           "local: each rank shuffles its own slice; global: one permutation of the whole split");
+  b.flag("data.normalize", &c.data.normalize, "normalize with the shard's per-channel mean/std");
+  b.number("data.limit_train", &c.data.limit_train, "use only the first N training images (0 = all)", at_least(0));
+  b.number("data.limit_test", &c.data.limit_test, "use only the first N test images (0 = all)", at_least(0));
+  b.number("data.augment.crop_padding", &c.data.augment.crop_padding,
+           "random crop after reflect padding by this many pixels (0 = off)", between(0, 64));
+  b.flag("data.augment.flip", &c.data.augment.flip, "random horizontal flip");
+  b.number("data.augment.cutout", &c.data.augment.cutout, "side of a random zeroed square (0 = off)", at_least(0));
+
+  b.choice("optimizer.name", &c.optimizer.name, {"sgd", "adam", "adamw", "rmsprop"}, "optimizer");
+  b.number("optimizer.lr", &c.optimizer.lr, "peak learning rate", above(0));
+  b.number("optimizer.momentum", &c.optimizer.momentum, "SGD/RMSprop momentum", between(0, 0.9999));
+  b.flag("optimizer.nesterov", &c.optimizer.nesterov, "Nesterov momentum (SGD)");
+  b.number("optimizer.weight_decay", &c.optimizer.weight_decay, "L2 penalty (decoupled for adamw)", at_least(0));
+  b.number("optimizer.beta1", &c.optimizer.beta1, "Adam beta1", between(0, 0.9999));
+  b.number("optimizer.beta2", &c.optimizer.beta2, "Adam beta2", between(0, 0.999999));
+  b.number("optimizer.eps", &c.optimizer.eps, "Adam/RMSprop epsilon", above(0));
+  b.number("optimizer.alpha", &c.optimizer.alpha, "RMSprop smoothing constant", between(0, 0.999999));
+
+  b.choice("scheduler.name", &c.scheduler.name, {"none", "step", "cosine", "onecycle"}, "learning-rate schedule");
+  b.number("scheduler.warmup_epochs", &c.scheduler.warmup_epochs, "linear warm-up length in epochs", at_least(0));
+  b.number("scheduler.warmup_start", &c.scheduler.warmup_start, "warm-up starts at lr * this", between(0, 1));
+  b.number("scheduler.step_size", &c.scheduler.step_size, "step: epochs between decays", at_least(1));
+  b.number("scheduler.gamma", &c.scheduler.gamma, "step: decay factor", between(0, 1));
+  b.number("scheduler.min_lr", &c.scheduler.min_lr, "cosine/onecycle floor", at_least(0));
+  b.number("scheduler.pct_start", &c.scheduler.pct_start, "onecycle: fraction of steps rising", between(0, 1));
+
+  b.choice("precision.dtype", &c.precision.dtype, {"fp32", "fp16", "bf16", "fp64"},
+           "training precision (fp16 uses dynamic loss scaling; fp16/bf16 need CUDA)");
+  b.number("precision.initial_scale", &c.precision.initial_scale, "fp16 initial loss scale", above(0));
+  b.number("precision.growth_interval", &c.precision.growth_interval, "fp16: steps between scale growths", at_least(1));
+  b.flag("precision.channels_last", &c.precision.channels_last, "NHWC memory format for convolutions");
+  b.flag("precision.cuda_graphs", &c.precision.cuda_graphs, "capture the training step as a CUDA graph");
+
+  b.number("regularization.label_smoothing", &c.regularization.label_smoothing,
+           "cross-entropy label smoothing", between(0, 0.99));
+  b.number("regularization.early_stopping_patience", &c.regularization.early_stopping_patience,
+           "stop after N epochs without a better test loss (0 = off)", at_least(0));
+  b.number("regularization.overfit_window", &c.regularization.overfit_window,
+           "epochs of rising test loss while train loss falls that flag overfitting", at_least(1));
+
+  b.number("train.epochs", &c.train.epochs, "epochs to train", at_least(1));
+  b.number("train.accumulation_steps", &c.train.accumulation_steps,
+           "micro-batches per optimizer step (gradient accumulation)", at_least(1));
+  b.number("train.seed", &c.train.seed, "random seed (initialisation, shuffling, augmentation)");
+  b.choice("train.device", &c.train.device, {"auto", "cpu", "cuda"}, "compute device");
+  b.number("train.threads", &c.train.threads, "CPU threads per rank (0 = cores / local ranks)", at_least(0));
+  b.number("train.eval_every", &c.train.eval_every, "epochs between test evaluations", at_least(1));
+  b.number("train.checkpoint_every", &c.train.checkpoint_every, "epochs between checkpoints (0 = off)", at_least(0));
+
+  b.choice("distributed.backend", &c.distributed.backend, {"mpi", "gloo", "nccl"}, "gradient all-reduce backend");
+  b.number("distributed.stall_timeout_s", &c.distributed.stall_timeout_s,
+           "seconds a rank may wait in a collective before the job aborts naming the missing ranks", above(0));
+  b.number("distributed.bucket_mib", &c.distributed.bucket_mib, "fusion bucket size in MiB", above(0));
+  b.number("distributed.first_bucket_mib", &c.distributed.first_bucket_mib,
+           "size of the first (earliest) bucket in MiB", above(0));
+  b.choice("distributed.compression", &c.distributed.compression, {"none", "fp16"}, "gradient wire format");
+  b.number("distributed.verify_replicas", &c.distributed.verify_replicas,
+           "check parameters are identical across ranks every N steps (0 = off)", at_least(0));
+  b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,
+         "allow more ranks per node than GPUs (not with nccl)");
+  b.text("distributed.timeline", &c.distributed.timeline, "Chrome-trace JSON file of communication phases");
+
+  b.text("output.dir", &c.output.dir, "folder for results files and checkpoints");
+  b.text("output.name", &c.output.name, "results file stem (default: model-dataset-Nr-timestamp)");
+  return t;
+}
+
+}  // namespace ft

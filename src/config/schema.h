@@ -1,0 +1,118 @@
+// The typed configuration of one run: every YAML key lands in exactly one field here, with its default.
+// Sections mirror the YAML file; options.cpp declares keys, help texts and validation for each field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ft {
+
+// One layer of a `conv_stack` model, as written in YAML: {type: conv, out: 64, kernel: 3}.
+struct LayerSpec {
+  std::string type;  // conv, bn, relu, gelu, maxpool, avgpool, dropout, flatten, linear
+  int out = 0;       // conv channels / linear features (0 = number of classes for the last linear)
+  int kernel = 3, stride = 1, padding = -1;  // padding -1 = "same" for odd kernels
+  double p = 0.5;                            // dropout probability
+};
+
+struct ModelConfig {
+  std::string name = "simple_cnn";  // simple_cnn, conv_stack, resnet18, resnet9
+  double dropout = 0.5;             // classifier dropout of simple_cnn
+  int width = 64;                   // base channel count of resnet9/resnet18
+  std::string conv_relu = "aten";   // aten | fused (hand-written CUDA conv+bias+ReLU)
+  std::vector<LayerSpec> layers;    // conv_stack only
+};
+
+struct AugmentConfig {
+  int crop_padding = 0;  // random crop after reflect padding by this many pixels (0 = off)
+  bool flip = false;     // random horizontal flip
+  int cutout = 0;        // side of a random zeroed square (0 = off)
+};
+
+struct DataConfig {
+  std::string path;                 // folder of train-*.h5 / test-*.h5 shards
+  int batch_size = 32;              // per rank, per micro-batch
+  int test_batch_size = 256;
+  std::string remainder = "drop";   // drop | pad : how ranks equalise their steps per epoch
+  std::string shuffle = "local";    // local (own slice) | global (one permutation of the whole split)
+  bool normalize = true;            // subtract the shard's mean, divide by its std
+  std::int64_t limit_train = 0;     // use only the first N training images (0 = all)
+  std::int64_t limit_test = 0;
+  AugmentConfig augment;
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";  // sgd | adam | adamw | rmsprop
+  double lr = 0.01;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  double beta1 = 0.9, beta2 = 0.999;
+  double eps = 1e-8;
+  double alpha = 0.99;  // RMSprop smoothing
+};
+
+struct SchedulerConfig {
+  std::string name = "none";  // none | step | cosine | onecycle
+  double warmup_epochs = 0;   // linear warm-up from lr*warmup_start over this many epochs
+  double warmup_start = 0.1;
+  int step_size = 10;         // step: decay every step_size epochs
+  double gamma = 0.1;         // step: decay factor
+  double min_lr = 0.0;        // cosine floor
+  double pct_start = 0.25;    // onecycle: fraction of training spent rising
+};
+
+struct PrecisionConfig {
+  std::string dtype = "fp32";      // fp32 | fp16 | bf16 | fp64 (fp64 for equivalence tests)
+  double initial_scale = 65536.0;  // fp16 dynamic loss scaling
+  int growth_interval = 2000;
+  bool channels_last = false;
+  bool cuda_graphs = false;
+};
+
+struct RegularizationConfig {
+  double label_smoothing = 0.0;
+  int early_stopping_patience = 0;  // stop after this many epochs without a better test loss (0 = off)
+  int overfit_window = 3;           // epochs of rising test loss with falling train loss to flag overfitting
+};
+
+struct TrainConfig {
+  int epochs = 10;
+  int accumulation_steps = 1;  // micro-batches per optimizer step
+  std::uint64_t seed = 42;
+  std::string device = "auto";  // auto | cpu | cuda
+  int threads = 0;              // CPU compute threads per rank (0 = cores / local ranks)
+  int eval_every = 1;           // epochs between test evaluations
+  int checkpoint_every = 0;     // epochs between checkpoints (0 = only on signal / at the end)
+};
+
+struct DistributedConfig {
+  std::string backend = "mpi";      // mpi | gloo | nccl
+  double stall_timeout_s = 60;      // a collective waiting longer than this aborts the job
+  double bucket_mib = 25;           // fusion bucket size
+  double first_bucket_mib = 1;      // smaller first bucket so communication starts early
+  std::string compression = "none"; // none | fp16 (on the wire)
+  int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)
+  bool allow_device_sharing = false;
+  std::string timeline;             // Chrome-trace JSON output path ("" = off)
+};
+
+struct OutputConfig {
+  std::string dir = "runs";
+  std::string name;  // results file stem; "" = <model>-<dataset>-<ranks>r-<timestamp>
+};
+
+struct Config {
+  ModelConfig model;
+  DataConfig data;
+  OptimizerConfig optimizer;
+  SchedulerConfig scheduler;
+  PrecisionConfig precision;
+  RegularizationConfig regularization;
+  TrainConfig train;
+  DistributedConfig distributed;
+  OutputConfig output;
+};
+
+}  // namespace ft

@@ -1,0 +1,66 @@
+// Upload of a rank's images to the device once per run, and per-step batch assembly. On CPU the
+// batch is split across at::parallel_for threads; on CUDA one kernel launch on the current stream.
+#include "data/dataset.h"
+
+#include <ATen/Parallel.h>
+
+#ifdef FUSETRAIN_WITH_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include "runtime/error.h"
+
+namespace ft {
+
+DeviceDataset::DeviceDataset(const HostSplit& split, at::Device device) : meta_(split.meta) {
+  const auto n = split.size();
+  const auto host_images = at::from_blob(const_cast<std::uint8_t*>(split.images.data()),
+                                         {n, meta_.height, meta_.width, meta_.channels}, at::kByte);
+  const auto host_labels = at::from_blob(const_cast<std::int32_t*>(split.labels.data()), {n}, at::kInt);
+  images_ = host_images.to(device, /*non_blocking=*/false, /*copy=*/true);
+  labels_ = host_labels.to(device, at::kLong, false, true);
+}
+
+AugmentParams DeviceDataset::augment_params(int crop_padding, bool flip, int cutout, bool normalize) const {
+  AugmentParams p;
+  p.height = meta_.height;
+  p.width = meta_.width;
+  p.channels = meta_.channels;
+  p.crop_padding = crop_padding;
+  p.flip = flip;
+  p.cutout = cutout;
+  for (int c = 0; c < meta_.channels; ++c) {
+    p.mean[c] = normalize ? static_cast<float>(meta_.mean[c]) : 0.0f;
+    FT_REQUIRE(!normalize || meta_.std[c] > 0, "data set ", meta_.dataset, " has std 0 in channel ", c,
+               ": cannot normalize (set data.normalize: false)");
+    p.inv_std[c] = normalize ? static_cast<float>(1.0 / meta_.std[c]) : 1.0f;
+  }
+  return p;
+}
+
+std::pair<at::Tensor, at::Tensor> DeviceDataset::batch(const at::Tensor& indices, AugmentParams params,
+                                                       std::int64_t position_base, at::ScalarType dtype,
+                                                       bool channels_last) const {
+  const auto idx = indices.to(images_.device(), at::kLong).contiguous();
+  const std::int64_t b = idx.size(0);
+  auto out = at::empty({b, meta_.channels, meta_.height, meta_.width},
+                       images_.options().dtype(at::kFloat));
+  if (images_.is_cuda()) {
+#ifdef FUSETRAIN_WITH_CUDA
+    augment_batch_cuda(images_.data_ptr<std::uint8_t>(), idx.data_ptr<std::int64_t>(), b, position_base,
+                       params, out.data_ptr<float>(), at::cuda::getCurrentCUDAStream().stream());
+#endif
+  } else {
+    const std::uint8_t* images = images_.data_ptr<std::uint8_t>();
+    const std::int64_t* rows = idx.data_ptr<std::int64_t>();
+    float* dst = out.data_ptr<float>();
+    at::parallel_for(0, b, 8, [&](std::int64_t begin, std::int64_t end) {
+      augment_batch_cpu(images, rows, begin, end, position_base, params, dst);
+    });
+  }
+  if (dtype != at::kFloat) out = out.to(dtype);
+  if (channels_last) out = out.contiguous(at::MemoryFormat::ChannelsLast);
+  return {out, labels_.index_select(0, idx)};
+}
+
+}  // namespace ft

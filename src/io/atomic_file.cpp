@@ -1,0 +1,54 @@
+// Temporary-name-plus-rename implementation with fsync, and the writable-directory probe used at start-up.
+// rename(2) within one directory is atomic on POSIX file systems, which is all the guarantee needs.
+#include "io/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "runtime/error.h"
+
+namespace ft {
+
+AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
+  temp_ = cat(target_, ".partial-", getpid());
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) std::remove(temp_.c_str());
+}
+
+void AtomicFile::commit() {
+  const int fd = ::open(temp_.c_str(), O_RDONLY);
+  FT_REQUIRE(fd >= 0, "cannot reopen ", temp_, " to flush it: ", std::strerror(errno));
+  const int synced = ::fsync(fd);
+  ::close(fd);
+  FT_REQUIRE(synced == 0, "cannot flush ", temp_, " to disk: ", std::strerror(errno));
+  FT_REQUIRE(std::rename(temp_.c_str(), target_.c_str()) == 0, "cannot rename ", temp_, " to ",
+             target_, ": ", std::strerror(errno));
+  committed_ = true;
+}
+
+void ensure_writable_directory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  FT_REQUIRE(!ec, "output directory ", dir, " cannot be created: ", ec.message());
+  const std::string probe = cat(dir, "/.fusetrain-write-test-", getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  FT_REQUIRE(fd >= 0, "output directory ", dir, " is not writable: ", std::strerror(errno));
+  // Writing a block catches a full file system now rather than after hours of training.
+  char block[4096] = {0};
+  const ssize_t written = ::write(fd, block, sizeof(block));
+  const int err = errno;
+  const int synced = ::fsync(fd);
+  ::close(fd);
+  std::remove(probe.c_str());
+  FT_REQUIRE(written == static_cast<ssize_t>(sizeof(block)) && synced == 0, "output directory ", dir,
+             " cannot be written (", std::strerror(err), "): is the file system full?");
+}
+
+}  // namespace ft

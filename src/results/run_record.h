@@ -1,0 +1,65 @@
+// Everything one run leaves behind, as plain structs: the per-epoch table, per-rank statistics,
+// provenance and summary. results_file.cpp maps it to and from the HDF5 results file.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ft {
+
+struct EpochRecord {
+  int epoch = 0;  // 1-based
+  double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;  // accuracies in [0,1]
+  double lr = 0, epoch_time_s = 0, images_per_s = 0;
+  bool evaluated = false;
+};
+
+constexpr std::size_t kRankPhases = 6;  // data, forward, backward, comm_wait, optimizer, eval
+
+struct RankRecord {
+  std::string hostname, device;
+  std::array<double, kRankPhases> phase_s{};
+  std::int64_t peak_memory_bytes = 0;
+  std::int64_t train_images = 0;       // images in this rank's slice
+  std::int64_t allreduce_bytes = 0;
+  double allreduce_s = 0;
+};
+
+struct Provenance {
+  std::string program_version, git_commit, torch_version, cuda_version, mpi_version;
+  std::string command_line, started_at, backend;
+  int world_size = 1, node_count = 1;
+};
+
+struct RunSummary {
+  double wall_time_s = 0, train_time_s = 0;
+  double best_test_acc = 0, final_test_acc = 0, final_test_loss = 0;
+  int best_epoch = 0, epochs_run = 0;
+  double images_per_s = 0;
+  std::int64_t peak_memory_bytes = 0;  // max over ranks
+  bool overfit = false;
+  int overfit_epoch = 0;               // first epoch of the rising-test-loss window
+  bool stopped_early = false;
+  std::int64_t optimizer_steps = 0, skipped_steps = 0;
+};
+
+struct UtilizationSample {
+  double time_s = 0;
+  int rank = 0;
+  double gpu_percent = 0, memory_percent = 0;
+};
+
+struct RunRecord {
+  std::string name, model, dataset, precision;
+  int batch_size = 0;
+  std::string config_yaml;
+  Provenance provenance;
+  std::vector<EpochRecord> epochs;
+  std::vector<RankRecord> ranks;
+  std::vector<UtilizationSample> utilization;
+  RunSummary summary;
+};
+
+}  // namespace ft

@@ -1,0 +1,50 @@
+// The MPI world of one fusetrain process: rank, size, node-local rank and node count, plus the few
+// control-plane collectives (strings, scalars) that configuration checks and metric reduction need.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/mpi_check.h"
+
+namespace ft {
+
+class World {
+ public:
+  // Initialises MPI (thread-multiple) unless it already is; finalises in the destructor if it initialised.
+  World(int* argc, char*** argv);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  int node_count() const { return node_count_; }
+  const std::string& hostname() const { return hostname_; }
+  bool thread_multiple() const { return thread_multiple_; }
+  MPI_Comm comm() const { return comm_; }
+
+  std::vector<std::string> allgather(const std::string& mine) const;
+  std::string broadcast(const std::string& value, int root = 0) const;
+  void broadcast_bytes(void* data, std::size_t bytes, int root = 0) const;
+  void allreduce_sum(double* values, int count) const;
+  void allreduce_max(double* values, int count) const;
+  double allreduce_sum(double value) const;
+  double allreduce_max(double value) const;
+  void barrier() const;
+
+  // Prints "fusetrain: rank R: error: message" and takes the whole job down (MPI_Abort).
+  [[noreturn]] void abort(const std::string& message, int code = 1) const;
+
+ private:
+  bool owns_mpi_ = false;
+  bool thread_multiple_ = false;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
+  std::string hostname_;
+};
+
+}  // namespace ft

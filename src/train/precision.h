@@ -1,0 +1,44 @@
+// Mixed precision: an autocast scope for fp16/bf16 forward passes, and dynamic loss scaling for fp16
+// with GradScaler semantics (skip the step on inf/NaN and back off; grow after N clean steps).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+namespace ft {
+
+// Enables autocast to `dtype` on `device` for its lifetime (no-op for fp32/fp64).
+class AutocastScope {
+ public:
+  AutocastScope(at::Device device, at::ScalarType dtype);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  at::DeviceType device_type_;
+  bool active_ = false, previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kFloat;
+};
+
+class LossScaler {
+ public:
+  LossScaler(bool enabled, double initial_scale, int growth_interval, at::Device device);
+  bool enabled() const { return enabled_; }
+  at::Tensor scale(const at::Tensor& loss) const;
+  // Divides the gradients by the scale in place; returns false when any is inf/NaN (skip the step).
+  bool unscale(const std::vector<at::Tensor>& parameters);
+  // Backs off after an overflow, grows after growth_interval clean steps.
+  void update();
+  double current_scale() const;
+
+ private:
+  bool enabled_;
+  int growth_interval_;
+  at::Tensor scale_, growth_tracker_, found_inf_;
+};
+
+at::ScalarType training_dtype(const std::string& precision);  // fp16 -> kHalf, bf16 -> kBFloat16, ...
+
+}  // namespace ft

@@ -1,0 +1,24 @@
+// Learning-rate schedules as pure functions of the optimizer step: linear warm-up followed by
+// constant, step decay, cosine annealing, or one-cycle.
+#pragma once
+
+#include <cstdint>
+
+#include "config/schema.h"
+
+namespace ft {
+
+class LearningRateSchedule {
+ public:
+  LearningRateSchedule(const SchedulerConfig& config, double base_lr, std::int64_t steps_per_epoch,
+                       int epochs);
+  // Learning rate for optimizer step `step` (0-based, counting optimizer steps, not micro-batches).
+  double at(std::int64_t step) const;
+
+ private:
+  SchedulerConfig c_;
+  double base_;
+  std::int64_t per_epoch_, total_, warmup_;
+};
+
+}  // namespace ft

@@ -1,0 +1,160 @@
+// Tests of YAML configuration loading: defaults, every error message's content (file, line, key,
+// suggestion), --set overrides, dump round trips, device validation, and every shipped config file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "config/loader.h"
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_config(yaml, "run.yaml", overrides);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigLoader, MinimalConfigFromTheReadmeParses) {
+  const auto c = parse_config(
+      "model: {name: simple_cnn}\n"
+      "data: {path: /data/cifar10_h5, batch_size: 32}\n"
+      "optimizer: {name: sgd, lr: 0.01, momentum: 0.9}\n"
+      "train: {epochs: 2}\n"
+      "output: {dir: runs/}\n",
+      "minimal.yaml");
+  EXPECT_EQ(c.model.name, "simple_cnn");
+  EXPECT_EQ(c.data.path, "/data/cifar10_h5");
+  EXPECT_EQ(c.data.batch_size, 32);
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.01);
+  EXPECT_DOUBLE_EQ(c.optimizer.momentum, 0.9);
+  EXPECT_EQ(c.train.epochs, 2);
+  EXPECT_EQ(c.output.dir, "runs/");
+  EXPECT_EQ(c.distributed.backend, "mpi");  // default
+  EXPECT_DOUBLE_EQ(c.distributed.stall_timeout_s, 60);
+}
+
+TEST(ConfigLoader, UnknownKeyNamesFileLineAndNearestKey) {
+  const auto msg = error_of("model: {name: simple_cnn}\noptimzer:\n  lr: 0.1\n");
+  EXPECT_NE(msg.find("run.yaml:2:1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean 'optimizer'"), std::string::npos) << msg;
+  const auto nested = error_of("optimizer:\n  learning_rate: 0.1\n");
+  EXPECT_NE(nested.find("optimizer.learning_rate"), std::string::npos) << nested;
+  EXPECT_NE(nested.find("run.yaml:2:3"), std::string::npos) << nested;
+}
+
+TEST(ConfigLoader, WrongTypeNamesTheKey) {
+  const auto msg = error_of("data: {batch_size: many}\n");
+  EXPECT_NE(msg.find("data.batch_size"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a int"), std::string::npos) << msg;
+  EXPECT_NE(error_of("data: {batch_size: 1.5}\n").find("expected an integer"), std::string::npos);
+  EXPECT_NE(error_of("data: {normalize: perhaps}\n").find("data.normalize"), std::string::npos);
+  EXPECT_NE(error_of("data: [1, 2]\n").find("expected a map"), std::string::npos);
+}
+
+TEST(ConfigLoader, OutOfRangeAndBadChoiceNameTheKey) {
+  auto msg = error_of("optimizer: {lr: -0.1}\n");
+  EXPECT_NE(msg.find("optimizer.lr"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("must be > 0"), std::string::npos) << msg;
+  msg = error_of("distributed: {backend: carrier-pigeon}\n");
+  EXPECT_NE(msg.find("not one of mpi|gloo|nccl"), std::string::npos) << msg;
+  EXPECT_NE(error_of("data: {batch_size: 0}\n").find("must be >= 1"), std::string::npos);
+}
+
+TEST(ConfigLoader, MalformedYamlGivesLineAndColumn) {
+  const auto msg = error_of("model: {name: simple_cnn\ndata: [\n");
+  EXPECT_NE(msg.find("run.yaml:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("malformed YAML"), std::string::npos) << msg;
+}
+
+TEST(ConfigLoader, OverridesApplyAndTheirErrorsNameTheOverride) {
+  const auto c = parse_config("optimizer: {lr: 0.1}\n", "run.yaml",
+                              {"optimizer.lr=0.05", "data.batch_size=64", "data.augment.flip=true"});
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
+  EXPECT_EQ(c.data.batch_size, 64);
+  EXPECT_TRUE(c.data.augment.flip);
+  const auto msg = error_of("", {"optimizer.lr=fast"});
+  EXPECT_NE(msg.find("--set optimizer.lr=fast"), std::string::npos) << msg;
+  EXPECT_NE(error_of("", {"optimizer.lrr=1"}).find("did you mean 'optimizer.lr'"), std::string::npos);
+  EXPECT_NE(error_of("", {"no-equals-sign"}).find("key=value"), std::string::npos);
+}
+
+TEST(ConfigLoader, DumpRoundTripsEveryKey) {
+  const auto c = parse_config(
+      "model: {name: conv_stack, layers: [{type: conv, out: 16}, relu, {type: maxpool, kernel: 2, stride: 2}, "
+      "flatten, {type: dropout, p: 0.3}, {type: linear, out: 0}]}\n"
+      "data: {path: x, batch_size: 48, augment: {crop_padding: 4, flip: true, cutout: 8}}\n"
+      "precision: {dtype: bf16}\nscheduler: {name: onecycle}\ndistributed: {backend: gloo, bucket_mib: 4}\n",
+      "a.yaml");
+  const auto text = dump_config(c);
+  const auto again = parse_config(text, "dump.yaml");
+  EXPECT_EQ(dump_config(again), text);
+  ASSERT_EQ(again.model.layers.size(), 6u);
+  EXPECT_EQ(again.model.layers[0].out, 16);
+  EXPECT_DOUBLE_EQ(again.model.layers[4].p, 0.3);
+  EXPECT_EQ(again.data.augment.cutout, 8);
+}
+
+TEST(ConfigLoader, LayerErrorsNameTheLayer) {
+  auto msg = error_of("model: {name: conv_stack, layers: [{type: conv, out: 8}, {type: attention}]}\n");
+  EXPECT_NE(msg.find("model.layers[1]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown layer type 'attention'"), std::string::npos) << msg;
+  msg = error_of("model: {name: conv_stack, layers: [{type: conv, channels: 8}]}\n");
+  EXPECT_NE(msg.find("unknown layer key 'channels'"), std::string::npos) << msg;
+}
+
+TEST(ConfigValidation, ContradictionsAreErrors) {
+  Config c;
+  c.data.path = "x";
+  EXPECT_NO_THROW(validate_for_device(c, false));
+  c.distributed.backend = "nccl";
+  EXPECT_THROW(validate_for_device(c, false), Error);
+  c.distributed.allow_device_sharing = true;
+  try {
+    validate_for_device(c, true);
+    FAIL() << "nccl with device sharing accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL cannot run two ranks on one GPU"), std::string::npos);
+  }
+  Config half;
+  half.data.path = "x";
+  half.precision.dtype = "fp16";
+  EXPECT_THROW(validate_for_device(half, false), Error);
+  EXPECT_NO_THROW(validate_for_device(half, true));
+  Config no_path;
+  EXPECT_THROW(validate_for_device(no_path, false), Error);
+}
+
+TEST(ConfigLoader, EditDistance) {
+  EXPECT_EQ(edit_distance("optimzer", "optimizer"), 1u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+}
+
+TEST(ConfigLoader, ReferenceListsEveryKey) {
+  const auto text = config_reference();
+  for (const char* key : {"model.name", "data.remainder", "distributed.stall_timeout_s", "precision.dtype",
+                          "regularization.label_smoothing", "train.accumulation_steps"})
+    EXPECT_NE(text.find(key), std::string::npos) << key;
+}
+
+// Every config shipped in configs/ must load as written (sweep files carry a sweep: block).
+TEST(ShippedConfigs, AllLoad) {
+  namespace fs = std::filesystem;
+  int count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(FT_SOURCE_DIR) / "configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    LoadOptions options;
+    options.allow_sweep_block = true;
+    EXPECT_NO_THROW(load_config(entry.path().string(), {}, options)) << entry.path();
+    ++count;
+  }
+  EXPECT_GT(count, 0);
+}
+
+}  // namespace
+}  // namespace ft

@@ -1,0 +1,99 @@
+// Round trip of the HDF5 results file, its atomic replacement, and the report table built from it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "results/report_table.h"
+#include "results/results_file.h"
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+RunRecord sample(const std::string& name, int batch, double acc) {
+  RunRecord r;
+  r.name = name;
+  r.model = "simple_cnn";
+  r.dataset = "cifar10";
+  r.precision = "fp32";
+  r.batch_size = batch;
+  r.config_yaml = "optimizer:\n  name: adam\n  lr: 0.001\ndata:\n  batch_size: " + std::to_string(batch) + "\n";
+  r.provenance.world_size = 2;
+  r.provenance.backend = "gloo";
+  r.provenance.torch_version = "2.11.0";
+  for (int e = 1; e <= 3; ++e) r.epochs.push_back({e, 1.0 / e, 0.3 * e, 1.2 / e, acc * e / 3, 0.01, 2.5, 900.0, true});
+  r.ranks.resize(2);
+  r.ranks[1].hostname = "node7";
+  r.ranks[1].phase_s[3] = 1.25;
+  r.ranks[1].peak_memory_bytes = 1 << 20;
+  r.utilization.push_back({0.1, 1, 55.0, 20.0});
+  r.summary.final_test_acc = acc;
+  r.summary.best_test_acc = acc;
+  r.summary.overfit = true;
+  r.summary.overfit_epoch = 2;
+  r.summary.images_per_s = 1234.5;
+  r.summary.peak_memory_bytes = 3 << 20;
+  return r;
+}
+
+std::string scratch(const std::string& name) {
+  const auto dir = std::filesystem::path(FT_TEST_TMP) / "results";
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+TEST(ResultsFile, RoundTrip) {
+  const auto path = scratch("round.h5");
+  const auto r = sample("run-a", 32, 0.7);
+  write_results(path, r);
+  const auto back = read_results(path);
+  EXPECT_EQ(back.name, "run-a");
+  EXPECT_EQ(back.batch_size, 32);
+  EXPECT_EQ(back.config_yaml, r.config_yaml);
+  EXPECT_EQ(back.provenance.backend, "gloo");
+  ASSERT_EQ(back.epochs.size(), 3u);
+  EXPECT_DOUBLE_EQ(back.epochs[2].test_acc, 0.7);
+  ASSERT_EQ(back.ranks.size(), 2u);
+  EXPECT_EQ(back.ranks[1].hostname, "node7");
+  EXPECT_DOUBLE_EQ(back.ranks[1].phase_s[3], 1.25);
+  ASSERT_EQ(back.utilization.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.utilization[0].gpu_percent, 55.0);
+  EXPECT_TRUE(back.summary.overfit);
+  EXPECT_EQ(back.summary.overfit_epoch, 2);
+  EXPECT_EQ(back.summary.peak_memory_bytes, 3 << 20);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << entry.path();
+}
+
+TEST(ResultsFile, NotAResultsFileIsAClearError) {
+  const auto path = scratch("garbage.h5");
+  std::ofstream(path) << "not hdf5";
+  try {
+    read_results(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+TEST(Report, MarkdownAndCsvWithConfigKeysAndNumericSort) {
+  const std::vector<RunRecord> runs = {sample("b128", 128, 0.6), sample("b16", 16, 0.5), sample("b32", 32, 0.55)};
+  ReportOptions options;
+  options.sort_by = "batch";
+  options.extra_keys = {"optimizer.name"};
+  const auto md = report_table(runs, options);
+  EXPECT_LT(md.find("| b16 |"), md.find("| b32 |"));
+  EXPECT_LT(md.find("| b32 |"), md.find("| b128 |"));
+  EXPECT_NE(md.find("| adam |"), std::string::npos);
+  EXPECT_NE(md.find("from epoch 2"), std::string::npos);
+  options.csv = true;
+  options.sort_by = "optimizer.lr";
+  const auto csv = report_table(runs, options);
+  EXPECT_EQ(csv.rfind("run,model,dataset,ranks,backend,batch", 0), 0u) << csv;
+  EXPECT_EQ(config_value(runs[0], "data.batch_size"), "128");
+  EXPECT_EQ(config_value(runs[0], "missing.key"), "");
+}
+
+}  // namespace
+}  // namespace ft
