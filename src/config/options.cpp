@@ -118,7 +118,8 @@ Option layers_option(std::vector<LayerSpec>* layers) {
     FT_REQUIRE(node.IsSequence(), where, ": expected a list of layers like {type: conv, out: 32}");
     std::vector<LayerSpec> out;
     for (std::size_t i = 0; i < node.size(); ++i) {
-      const std::string at = cat(where, "[", i, "]");
+      // where ends with the quoted key ('model.layers'): name the item inside the quotes.
+      const std::string at = cat(where.substr(0, where.size() - 1), "[", i, "]'");
       const YAML::Node item = node[i];
       LayerSpec spec;
       if (item.IsScalar()) {
@@ -132,12 +133,12 @@ Option layers_option(std::vector<LayerSpec>* layers) {
           FT_REQUIRE(known, at, ": unknown layer key '", k, "' (valid: type, out, kernel, stride, padding, p)");
         }
         FT_REQUIRE(item["type"], at, ": a layer needs a 'type'");
-        spec.type = convert<std::string>(item["type"], at + ".type");
-        if (item["out"]) spec.out = convert<int>(item["out"], at + ".out");
-        if (item["kernel"]) spec.kernel = convert<int>(item["kernel"], at + ".kernel");
-        if (item["stride"]) spec.stride = convert<int>(item["stride"], at + ".stride");
-        if (item["padding"]) spec.padding = convert<int>(item["padding"], at + ".padding");
-        if (item["p"]) spec.p = convert<double>(item["p"], at + ".p");
+        spec.type = convert<std::string>(item["type"], at + " type");
+        if (item["out"]) spec.out = convert<int>(item["out"], at + " out");
+        if (item["kernel"]) spec.kernel = convert<int>(item["kernel"], at + " kernel");
+        if (item["stride"]) spec.stride = convert<int>(item["stride"], at + " stride");
+        if (item["padding"]) spec.padding = convert<int>(item["padding"], at + " padding");
+        if (item["p"]) spec.p = convert<double>(item["p"], at + " p");
       }
       bool known = false;
       for (const auto& t : kTypes) known = known || t == spec.type;

@@ -28,6 +28,18 @@ World::World(int* argc, char*** argv) {
   }
   thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
   FT_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+  describe();
+}
+
+World::World(MPI_Comm parent) {
+  int provided = MPI_THREAD_SINGLE;
+  FT_CHECK_MPI(MPI_Query_thread(&provided));
+  thread_multiple_ = provided == MPI_THREAD_MULTIPLE;
+  FT_CHECK_MPI(MPI_Comm_dup(parent, &comm_));
+  describe();
+}
+
+void World::describe() {
   // Errors come back as return codes so FT_CHECK_MPI can name the call instead of MPI aborting silently.
   FT_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   FT_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));

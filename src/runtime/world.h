@@ -14,6 +14,9 @@ class World {
  public:
   // Initialises MPI (thread-multiple) unless it already is; finalises in the destructor if it initialised.
   World(int* argc, char*** argv);
+  // A world over an existing communicator (e.g. MPI_COMM_SELF for a single-rank reference run inside
+  // a multi-rank job); MPI must already be initialised and is not finalised by this object.
+  explicit World(MPI_Comm parent);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -45,6 +48,8 @@ class World {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
   std::string hostname_;
+
+  void describe();  // fills rank, size, node-local rank, node count and hostname from comm_
 };
 
 }  // namespace ft

@@ -1,0 +1,142 @@
+// IDX files -> 1-channel NHWC images. zlib's gzread reads both gzip and plain files, so one path serves
+// both; headers are checked for magic, shape and count before any pixel is read.
+#include "data_prep/idx_reader.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "data_prep/input_files.h"
+#include "runtime/error.h"
+
+namespace ft::prep {
+namespace {
+
+constexpr std::uint32_t kImageMagic = 0x00000803, kLabelMagic = 0x00000801;
+constexpr int kClasses = 10;
+
+// A gzip or plain file read through zlib, closed on scope exit.
+class GzReader {
+ public:
+  explicit GzReader(std::string path) : path_(std::move(path)), file_(gzopen(path_.c_str(), "rb")) {
+    FT_REQUIRE(file_ != nullptr, path_, ": cannot open: ", std::strerror(errno));
+  }
+  ~GzReader() { gzclose(file_); }
+  GzReader(const GzReader&) = delete;
+  GzReader& operator=(const GzReader&) = delete;
+
+  // Fills out[0, size) or throws naming the file and `what` was being read.
+  void read(std::uint8_t* out, std::size_t size, const char* what) {
+    std::size_t done = 0;
+    while (done < size) {
+      const auto want = static_cast<unsigned>(std::min<std::size_t>(size - done, INT_MAX));
+      const int got = gzread(file_, out + done, want);
+      if (got < 0) {
+        int code = 0;
+        throw Error(cat(path_, ": cannot read ", what, ": ", gzerror(file_, &code)));
+      }
+      FT_REQUIRE(got > 0, path_, ": truncated: the file ends after ", done, " of the ", size, " bytes of ",
+                 what);
+      done += static_cast<std::size_t>(got);
+    }
+  }
+
+  std::uint32_t read_u32(const char* what) {
+    std::uint8_t b[4];
+    read(b, 4, what);
+    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+  }
+
+  void expect_magic(std::uint32_t expected, const char* kind) {
+    const std::uint32_t magic = read_u32("the header");
+    FT_REQUIRE(magic == expected, path_, ": IDX magic number is 0x", hex(magic), " but an ", kind,
+               " file starts with 0x", hex(expected));
+  }
+
+ private:
+  static std::string hex(std::uint32_t v) {
+    char text[9];
+    std::snprintf(text, sizeof(text), "%08X", v);
+    return text;
+  }
+  std::string path_;
+  gzFile file_;
+};
+
+// `dir/base`, or `dir/base.gz` when only that exists.
+std::string locate(const std::filesystem::path& dir, const std::string& base) {
+  const std::string raw = (dir / base).string(), gz = raw + ".gz";
+  if (std::filesystem::is_regular_file(raw)) return raw;
+  require_file(gz, "expected " + base + " or " + base + ".gz, as in the MNIST / Fashion-MNIST IDX release");
+  return gz;
+}
+
+RawSplit read_split(const std::string& images_path, const std::string& labels_path, std::int64_t limit,
+                    std::vector<std::string>& sources) {
+  GzReader images(images_path), labels(labels_path);
+  images.expect_magic(kImageMagic, "IDX image (unsigned byte, 3 dimensions)");
+  const std::uint32_t count = images.read_u32("the header");
+  const std::uint32_t rows = images.read_u32("the header"), cols = images.read_u32("the header");
+  FT_REQUIRE(rows > 0 && cols > 0 && rows <= 65536 && cols <= 65536, images_path, ": image size ", rows, "x",
+             cols, " in the header is not plausible");
+  labels.expect_magic(kLabelMagic, "IDX label (unsigned byte, 1 dimension)");
+  const std::uint32_t label_count = labels.read_u32("the header");
+  FT_REQUIRE(label_count == count, labels_path, ": holds ", label_count, " labels but ", images_path,
+             " holds ", count, " images");
+
+  RawSplit split;
+  const std::int64_t n = std::min<std::int64_t>(count, limit);
+  split.reset(static_cast<int>(rows), static_cast<int>(cols), 1, n);
+  split.images.resize(static_cast<std::size_t>(n) * split.image_bytes());
+  images.read(split.images.data(), split.images.size(), "pixels");
+  std::vector<std::uint8_t> raw_labels(static_cast<std::size_t>(n));
+  labels.read(raw_labels.data(), raw_labels.size(), "labels");
+  for (std::size_t i = 0; i < raw_labels.size(); ++i) {
+    FT_REQUIRE(raw_labels[i] < kClasses, labels_path, ": label ", int{raw_labels[i]}, " of image ", i,
+               " is outside 0..", kClasses - 1);
+    split.labels.push_back(raw_labels[i]);
+  }
+  sources.push_back(images_path);
+  sources.push_back(labels_path);
+  return split;
+}
+
+bool mentions_fashion(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return text.find("fashion") != std::string::npos;
+}
+
+}  // namespace
+
+std::string idx_default_name(const std::string& input) {
+  return mentions_fashion(std::filesystem::absolute(input).string()) ? "fashion-mnist" : "mnist";
+}
+
+RawDataset read_idx(const std::string& input, const std::string& dataset, std::int64_t limit) {
+  require_directory(input);
+  const std::filesystem::path dir = input;
+  RawDataset ds;
+  if (mentions_fashion(dataset)) {
+    ds.class_names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  } else {
+    for (int d = 0; d < kClasses; ++d) ds.class_names.push_back(std::to_string(d));
+  }
+  const std::string train_images = locate(dir, "train-images-idx3-ubyte");
+  const std::string train_labels = locate(dir, "train-labels-idx1-ubyte");
+  const std::string test_images = locate(dir, "t10k-images-idx3-ubyte");
+  const std::string test_labels = locate(dir, "t10k-labels-idx1-ubyte");
+  ds.train = read_split(train_images, train_labels, limit, ds.source_files);
+  ds.test = read_split(test_images, test_labels, limit, ds.source_files);
+  return ds;
+}
+
+}  // namespace ft::prep

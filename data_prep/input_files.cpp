@@ -1,0 +1,68 @@
+// Checked file access for the readers: a missing, unreadable or short file becomes an ft::Error
+// that names the file, so a user can tell which of a release's many files is at fault.
+#include "data_prep/input_files.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "runtime/error.h"
+
+namespace ft::prep {
+
+namespace fs = std::filesystem;
+
+void require_directory(const std::string& path) {
+  FT_REQUIRE(fs::is_directory(path), path, ": input directory does not exist");
+}
+
+std::string release_dir(const std::string& input, const std::string& subdir) {
+  require_directory(input);
+  const fs::path nested = fs::path(input) / subdir;
+  return fs::is_directory(nested) ? nested.string() : input;
+}
+
+void require_file(const std::string& path, const std::string& expected) {
+  FT_REQUIRE(fs::is_regular_file(path), path, ": missing (", expected, ")");
+}
+
+std::uint64_t file_size(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  FT_REQUIRE(!ec, path, ": cannot read its size: ", ec.message());
+  return size;
+}
+
+std::vector<std::uint8_t> read_bytes(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  FT_REQUIRE(file != nullptr, path, ": cannot open: ", std::strerror(errno));
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(file_size(path)));
+  const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), file.get());
+  FT_REQUIRE(got == bytes.size(), path, ": read ", got, " of ", bytes.size(),
+             " bytes: ", std::ferror(file.get()) ? std::strerror(errno) : "file shrank while reading");
+  return bytes;
+}
+
+std::vector<std::string> class_names_or(const std::string& path, std::vector<std::string> fallback,
+                                        std::vector<std::string>& sources) {
+  if (!fs::exists(path)) return fallback;
+  std::ifstream in(path);
+  FT_REQUIRE(in.good(), path, ": cannot open: ", std::strerror(errno));
+  std::vector<std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    names.push_back(line.substr(first, last - first + 1));
+  }
+  FT_REQUIRE(names.size() == fallback.size(), path, ": lists ", names.size(), " class names, expected ",
+             fallback.size());
+  sources.push_back(path);
+  return names;
+}
+
+}  // namespace ft::prep

@@ -1,0 +1,69 @@
+// STL-10 binary -> NHWC images. The release was written from MATLAB, hence the column-major pixel
+// order; this file transposes it and checks that image and label files agree in count.
+#include "data_prep/stl10_reader.h"
+
+#include <filesystem>
+#include <vector>
+
+#include "data_prep/input_files.h"
+#include "runtime/error.h"
+
+namespace ft::prep {
+namespace {
+
+constexpr int kSide = 96, kPlane = kSide * kSide, kImageBytes = 3 * kPlane, kClasses = 10;
+
+RawSplit read_split(const std::string& images_path, const std::string& labels_path, std::int64_t limit,
+                    std::vector<std::string>& sources) {
+  const auto image_size = file_size(images_path), label_size = file_size(labels_path);
+  FT_REQUIRE(image_size > 0, images_path, ": file is empty");
+  FT_REQUIRE(image_size % kImageBytes == 0, images_path, ": size ", image_size,
+             " bytes is not a multiple of the ", kImageBytes,
+             "-byte 96x96x3 image: the last image is truncated");
+  const auto count = static_cast<std::int64_t>(image_size / kImageBytes);
+  FT_REQUIRE(static_cast<std::int64_t>(label_size) == count, labels_path, ": holds ", label_size,
+             " labels but ", images_path, " holds ", count, " images");
+
+  const std::vector<std::uint8_t> labels = read_bytes(labels_path);
+  const std::vector<std::uint8_t> images = read_bytes(images_path);
+  sources.push_back(images_path);
+  sources.push_back(labels_path);
+
+  RawSplit split;
+  const std::int64_t n = std::min(count, limit);
+  split.reset(kSide, kSide, 3, n);
+  split.images.resize(static_cast<std::size_t>(n) * kImageBytes);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const int label = labels[static_cast<std::size_t>(i)];
+    FT_REQUIRE(label >= 1 && label <= kClasses, labels_path, ": label ", label, " of image ", i,
+               " is outside 1..", kClasses);
+    split.labels.push_back(label - 1);
+    const std::uint8_t* in = images.data() + i * kImageBytes;
+    std::uint8_t* out = split.images.data() + i * kImageBytes;
+    for (int c = 0; c < 3; ++c)
+      for (int x = 0; x < kSide; ++x)
+        for (int y = 0; y < kSide; ++y) out[(y * kSide + x) * 3 + c] = in[c * kPlane + x * kSide + y];
+  }
+  return split;
+}
+
+}  // namespace
+
+RawDataset read_stl10(const std::string& input, std::int64_t limit) {
+  const std::filesystem::path dir = release_dir(input, "stl10_binary");
+  const std::string expected =
+      "the STL-10 binary release has train_X.bin, train_y.bin, test_X.bin, test_y.bin";
+  const std::string files[4] = {(dir / "train_X.bin").string(), (dir / "train_y.bin").string(),
+                                (dir / "test_X.bin").string(), (dir / "test_y.bin").string()};
+  for (const auto& path : files) require_file(path, expected);
+
+  RawDataset ds;
+  ds.class_names = class_names_or(
+      (dir / "class_names.txt").string(),
+      {"airplane", "bird", "car", "cat", "deer", "dog", "horse", "monkey", "ship", "truck"}, ds.source_files);
+  ds.train = read_split(files[0], files[1], limit, ds.source_files);
+  ds.test = read_split(files[2], files[3], limit, ds.source_files);
+  return ds;
+}
+
+}  // namespace ft::prep

@@ -1,0 +1,93 @@
+// Tests of write-then-rename output files (src/io/atomic_file.h): a committed file replaces the target,
+// an abandoned one leaves the old target untouched and no temporary, and the writable-folder probe.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/atomic_file.h"
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir =
+      fs::path(FT_TEST_TMP) / "io" / (std::string(info->test_suite_name()) + "." + info->name());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string contents(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(AtomicFile, CommitReplacesTheTargetAndRemovesTheTemporary) {
+  const fs::path target = scratch_dir() / "results.h5";
+  std::ofstream(target) << "old";
+  {
+    AtomicFile out(target.string());
+    EXPECT_EQ(fs::path(out.temp_path()).parent_path(), target.parent_path());
+    EXPECT_NE(out.temp_path().find(".partial-"), std::string::npos);
+    std::ofstream(out.temp_path()) << "new";
+    EXPECT_EQ(contents(target), "old");
+    out.commit();
+    EXPECT_FALSE(fs::exists(out.temp_path()));
+  }
+  EXPECT_EQ(contents(target), "new");
+  EXPECT_EQ(std::distance(fs::directory_iterator(target.parent_path()), fs::directory_iterator()), 1);
+}
+
+TEST(AtomicFile, AbandonedWriteLeavesTheOldTargetAndNoTemporary) {
+  const fs::path target = scratch_dir() / "results.h5";
+  std::ofstream(target) << "old";
+  std::string temp;
+  {
+    AtomicFile out(target.string());
+    temp = out.temp_path();
+    std::ofstream(temp) << "half written";
+  }
+  EXPECT_FALSE(fs::exists(temp));
+  EXPECT_EQ(contents(target), "old");
+}
+
+TEST(AtomicFile, CommitWithoutATemporaryNamesIt) {
+  const fs::path target = scratch_dir() / "never.h5";
+  AtomicFile out(target.string());
+  try {
+    out.commit();
+    FAIL() << "commit of a missing temporary succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(out.temp_path()), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(target));
+}
+
+TEST(AtomicFile, WritableDirectoryIsCreatedAndLeftClean) {
+  const fs::path dir = scratch_dir() / "a" / "b";
+  ensure_writable_directory(dir.string());
+  EXPECT_TRUE(fs::is_directory(dir));
+  EXPECT_TRUE(fs::is_empty(dir));
+}
+
+TEST(AtomicFile, UncreatableDirectoryIsNamed) {
+  const fs::path file = scratch_dir() / "plain";
+  std::ofstream(file) << "x";
+  try {
+    ensure_writable_directory((file / "sub").string());
+    FAIL() << "a folder below a plain file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find((file / "sub").string()), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ft
