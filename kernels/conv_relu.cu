@@ -1,7 +1,5 @@
 // CUDA direct convolution with bias and ReLU fused into the epilogue (the coursework's hand-written
-// kernel). A block computes a tile x tile patch of output pixels for kOutChannelsPerBlock output channels
-// of one image: it stages the input patch and the weights of a few input channels at a time in shared
-// memory, accumulates in registers, then adds the bias, applies ReLU and writes each output once.
+// kernel), and its host launcher, which sizes tiles to fit shared memory for any kernel, stride and padding.
 #include <algorithm>
 #include <cstdint>
 
@@ -15,17 +13,21 @@ constexpr int kOutChannelsPerBlock = 8;
 constexpr int kMaxChannelsPerStep = 8;
 constexpr int kSharedFloats = 48 * 1024 / sizeof(float);  // the default dynamic shared-memory limit
 
-// Floats of shared memory one input channel needs: its input patch plus its weights for the block.
+// Floats in one input channel's patch under a tile x tile block of outputs.
 __host__ __device__ inline int patch_floats(const ConvGeometry& g, int tile) {
   return ((tile - 1) * g.stride_h + g.kernel_h) * ((tile - 1) * g.stride_w + g.kernel_w);
 }
 
+// Shared memory one input channel takes: its patch plus its weights for the block's output channels.
 int floats_per_channel(const ConvGeometry& g, int tile) {
   return patch_floats(g, tile) + kOutChannelsPerBlock * g.kernel_h * g.kernel_w;
 }
 
 }  // namespace
 
+// A block computes a tile x tile patch of output pixels for kOutChannelsPerBlock output channels of one
+// image: it stages the input patch and the weights of a few input channels at a time in shared memory,
+// accumulates in registers, then adds the bias, applies ReLU and writes each output once.
 // Grid: x = output tiles of one image, y = groups of kOutChannelsPerBlock output channels, z strides
 // over the batch. Block: tile x tile threads, one output pixel each.
 __global__ void conv_bias_relu_forward_kernel(const float* __restrict__ x, const float* __restrict__ w,
@@ -70,7 +72,8 @@ __global__ void conv_bias_relu_forward_kernel(const float* __restrict__ x, const
       if (inside) {
         for (int c = 0; c < step; ++c)
           for (int ky = 0; ky < g.kernel_h; ++ky) {
-            const float* in_row = s_in + c * patch + (threadIdx.y * g.stride_h + ky) * patch_w + threadIdx.x * g.stride_w;
+            const float* in_row =
+                s_in + c * patch + (threadIdx.y * g.stride_h + ky) * patch_w + threadIdx.x * g.stride_w;
             const float* w_row = s_w + c * taps + ky * g.kernel_w;
             for (int kx = 0; kx < g.kernel_w; ++kx) {
               const float v = in_row[kx];
