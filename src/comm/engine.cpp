@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "comm/engine_device.h"
+#include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
@@ -87,6 +88,10 @@ GradientEngine::~GradientEngine() {
   std::size_t h = 0;
   for (auto& p : params_)
     if (p.tensor.requires_grad() && h < hook_ids_.size()) p.tensor.remove_hook(hook_ids_[h++]);
+}
+
+void GradientEngine::clear_gradients() {
+  for (auto& p : params_) p.tensor.mutable_grad() = at::Tensor();
 }
 
 void GradientEngine::prepare(bool sync) {
@@ -171,6 +176,7 @@ void GradientEngine::run_bucket(std::size_t b) {
   if (timeline) timeline->record(cat("queue b", b), "comm", s.ready_us, start);
   const DType dtype = options_.fp16_wire ? DType::kFloat16 : plan_[b].dtype;
   std::int64_t bytes = 0;
+  const CollectiveLabel label(cat("bucket ", b, " of step ", step_));
   device_->run(b, [&] {
     at::Tensor data = s.buffer;
     if (options_.fp16_wire) {

@@ -51,6 +51,9 @@ class GradientEngine {
   GradientEngine(const GradientEngine&) = delete;
   GradientEngine& operator=(const GradientEngine&) = delete;
 
+  // Drops every parameter's gradient (set to none) before a new optimizer step. After finish() the
+  // gradients are views of the fusion buffers, which must not be detached or zeroed in place.
+  void clear_gradients();
   // Before a micro-batch's backward: sync=false accumulates locally (no communication).
   void prepare(bool sync);
   // Called by the hooks; public so benchmarks can feed gradients without autograd.

@@ -1,0 +1,53 @@
+// The Gloo backend: host-memory collectives over Gloo's TCP transport, wired up through MPI, with
+// Gloo's own operation timeout set to the stall timeout and its timeouts reported as StallError.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/backend.h"
+#include "comm/stall_inspector.h"
+
+namespace gloo {
+class Context;
+namespace transport {
+class Device;
+}
+}  // namespace gloo
+
+namespace ft {
+
+// The TCP device listens on the interface named by FUSETRAIN_GLOO_IFACE (e.g. "eth0", "ib0"), or by
+// default on the address this host's name resolves to; a multi-node world whose default address is a
+// loopback one is refused with a hint to set FUSETRAIN_GLOO_IFACE. Every collective gets a fresh tag,
+// so the late messages of an abandoned operation never match a later one. Call from one thread.
+class GlooBackend final : public Backend {
+ public:
+  // Collective over world.
+  GlooBackend(const World& world, const BackendOptions& options);
+  ~GlooBackend() override;
+
+  std::string name() const override { return "gloo"; }
+  bool uses_device_memory() const override { return false; }
+
+  void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) override;
+  void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
+  void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
+  void barrier() override;
+
+ private:
+  // Runs `op` (a Gloo call with the given tag) and turns Gloo's exceptions into fusetrain errors.
+  template <typename Op>
+  void run(const char* kind, std::size_t bytes, Op&& op);
+
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::Context> context_;
+  StallInspector inspector_;
+  std::chrono::milliseconds timeout_;
+  std::uint32_t next_tag_ = 0;
+  std::string failure_;
+};
+
+}  // namespace ft

@@ -1,0 +1,172 @@
+// MPI collectives: chunks of MPI_Iallreduce / Ibcast / Iallgather in a sliding window, polled with
+// MPI_Testsome, yields and growing sleeps until done or the stall timeout names the missing ranks.
+#include "comm/mpi_backend.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+
+#include "comm/stall_poll.h"
+#include "runtime/world.h"
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#ifdef FUSETRAIN_WITH_CUDA
+#include "kernels/cuda_check.h"
+#endif
+
+namespace ft {
+namespace {
+
+// Device pointers go to MPI only when the library can reduce them in a *nonblocking* collective.
+// Open MPI's CUDA support covers point-to-point and blocking collectives, but MPI_Iallreduce on GPU
+// buffers runs the reduction on the host and crashes (open-mpi/ompi#9845, #12045), so with Open MPI
+// the engine stages through host memory. MPICH 4 (yaksa) reduces GPU buffers in nonblocking collectives.
+bool accepts_device_memory() {
+#if defined(FUSETRAIN_WITH_CUDA) && defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40000000 && \
+    !(defined(OPEN_MPI) && OPEN_MPI)
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+MpiBackend::MpiBackend(const World& world, const BackendOptions& options, std::size_t chunk_bytes)
+    : Backend(world.rank(), world.size()),
+      inspector_(world, "mpi", options.stall_timeout_s),
+      device_memory_(accepts_device_memory()),
+      chunk_bytes_(std::min<std::size_t>(chunk_bytes, INT_MAX)) {
+  FT_CHECK(chunk_bytes_ >= 8, "mpi backend: chunks must hold at least one element of every dtype");
+  FT_CHECK_MPI(MPI_Comm_dup(world.comm(), &comm_));
+  FT_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+}
+
+// A stalled collective cannot be cancelled (MPI forbids freeing or cancelling collective requests), and
+// MPI writes into its buffer whenever the missing ranks arrive. So the destructor gives it a short grace
+// period to complete, and the owner must keep that buffer alive until the backend is destroyed.
+MpiBackend::~MpiBackend() {
+  try {
+    PollBackoff grace(std::min(inspector_.timeout_s(), kAbandonGraceS));
+    for (MPI_Request& request : abandoned_) {
+      int done = 0;
+      for (;;) {
+        FT_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+        if (done || grace.expired()) break;
+        grace.pause();
+      }
+      if (!done)
+        std::fprintf(stderr, "fusetrain: rank %d: warning: a stalled mpi collective is still pending at shut-down\n",
+                     rank_);
+    }
+    FT_CHECK_MPI(MPI_Comm_free(&comm_));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusetrain: warning: mpi backend shut-down: %s\n", e.what());
+  }
+}
+
+void MpiBackend::run(const char* kind, std::size_t bytes, void* stream, std::size_t chunks, const PostChunk& post) {
+  FT_REQUIRE(failure_.empty(), "the mpi backend is unusable after an earlier failure: ", failure_);
+  inspector_.begin(kind, bytes);
+  std::vector<MPI_Request> in_flight;
+  try {
+#ifdef FUSETRAIN_WITH_CUDA
+    if (device_memory_ && stream) FT_CHECK_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+#else
+    (void)stream;
+#endif
+    pipeline(chunks, post, in_flight);
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+    for (MPI_Request request : in_flight)
+      if (request != MPI_REQUEST_NULL) abandoned_.push_back(request);
+    throw;
+  }
+  inspector_.end();
+}
+
+void MpiBackend::pipeline(std::size_t chunks, const PostChunk& post, std::vector<MPI_Request>& in_flight) {
+  PollBackoff wait(inspector_.timeout_s());
+  std::vector<int> finished(kMaxInFlight);
+  std::size_t posted = 0, done = 0;
+  while (done < chunks) {
+    while (posted < chunks && in_flight.size() < kMaxInFlight) {
+      in_flight.push_back(MPI_REQUEST_NULL);
+      post(posted++, &in_flight.back());
+    }
+    int count = 0;
+    FT_CHECK_MPI(MPI_Testsome(static_cast<int>(in_flight.size()), in_flight.data(), &count, finished.data(),
+                              MPI_STATUSES_IGNORE));
+    if (count > 0) {
+      done += static_cast<std::size_t>(count);
+      in_flight.erase(std::remove(in_flight.begin(), in_flight.end(), MPI_REQUEST_NULL), in_flight.end());
+      wait.progressed();
+      continue;
+    }
+    if (wait.expired()) throw inspector_.stall_error(wait.elapsed_s());
+    wait.pause();
+  }
+}
+
+void MpiBackend::allreduce(void* data, std::size_t count, DType dtype, void* stream) {
+  const std::size_t element = dtype_size(dtype);
+  const std::size_t per_chunk = chunk_bytes_ / element;
+  const MpiSum sum = sums_[dtype];
+  auto* base = static_cast<char*>(data);
+  run("all-reduce", count * element, stream, (count + per_chunk - 1) / per_chunk,
+      [&](std::size_t index, MPI_Request* request) {
+        const std::size_t offset = index * per_chunk;
+        const int n = static_cast<int>(std::min(per_chunk, count - offset));
+        FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, base + offset * element, n, sum.type, sum.op, comm_, request));
+      });
+}
+
+void MpiBackend::broadcast(void* data, std::size_t bytes, int root, void* stream) {
+  FT_REQUIRE(root >= 0 && root < size_, "broadcast root ", root, " is not a rank of a world of ", size_);
+  auto* base = static_cast<char*>(data);
+  run("broadcast", bytes, stream, (bytes + chunk_bytes_ - 1) / chunk_bytes_,
+      [&](std::size_t index, MPI_Request* request) {
+        const std::size_t offset = index * chunk_bytes_;
+        const int n = static_cast<int>(std::min(chunk_bytes_, bytes - offset));
+        FT_CHECK_MPI(MPI_Ibcast(base + offset, n, MPI_BYTE, root, comm_, request));
+      });
+}
+
+void MpiBackend::allgather(const void* in, void* out, std::size_t bytes, void* stream) {
+  auto* out_bytes = static_cast<char*>(out);
+  const auto* in_bytes = static_cast<const char*>(in);
+  const bool in_place = in_bytes == out_bytes + static_cast<std::size_t>(rank_) * bytes;
+  run("all-gather", bytes * static_cast<std::size_t>(size_), stream, (bytes + chunk_bytes_ - 1) / chunk_bytes_,
+      [&](std::size_t index, MPI_Request* request) {
+        const std::size_t offset = index * chunk_bytes_;
+        post_allgather_chunk(in_bytes, out_bytes, offset, std::min(chunk_bytes_, bytes - offset), bytes, in_place,
+                             request);
+      });
+}
+
+// One chunk [offset, offset + n) of every rank's block. The receive type is n bytes resized to an
+// extent of the whole block, so rank r's chunk lands at out + r * bytes + offset.
+void MpiBackend::post_allgather_chunk(const char* in, char* out, std::size_t offset, std::size_t n,
+                                      std::size_t bytes, bool in_place, MPI_Request* request) {
+  const void* send = in_place ? MPI_IN_PLACE : static_cast<const void*>(in + offset);
+  const int count = static_cast<int>(n);
+  if (n == bytes) {
+    FT_CHECK_MPI(MPI_Iallgather(send, count, MPI_BYTE, out, count, MPI_BYTE, comm_, request));
+    return;
+  }
+  MPI_Datatype chunk, block;
+  FT_CHECK_MPI(MPI_Type_contiguous(count, MPI_BYTE, &chunk));
+  FT_CHECK_MPI(MPI_Type_create_resized(chunk, 0, static_cast<MPI_Aint>(bytes), &block));
+  FT_CHECK_MPI(MPI_Type_commit(&block));
+  FT_CHECK_MPI(MPI_Type_free(&chunk));
+  FT_CHECK_MPI(MPI_Iallgather(send, count, MPI_BYTE, out + offset, 1, block, comm_, request));
+  FT_CHECK_MPI(MPI_Type_free(&block));  // MPI keeps it alive until the operation completes
+}
+
+void MpiBackend::barrier() {
+  run("barrier", 0, nullptr, 1, [&](std::size_t, MPI_Request* request) { FT_CHECK_MPI(MPI_Ibarrier(comm_, request)); });
+}
+
+}  // namespace ft

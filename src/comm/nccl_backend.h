@@ -1,0 +1,62 @@
+// The NCCL backend: GPU collectives on a caller's CUDA stream over a nonblocking NCCL communicator, so
+// that a dead or hung peer ends in ncclCommAbort and a StallError naming it rather than a hang.
+#pragma once
+
+#include <cuda_bf16.h>  // before nccl.h: older NCCL headers define ncclBfloat16 only when it is seen
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <string>
+
+#include "comm/backend.h"
+#include "comm/stall_inspector.h"
+
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
+#error "the nccl backend needs NCCL 2.14 or newer (nonblocking communicators, ncclCommFinalize)"
+#endif
+
+namespace ft {
+
+class PollBackoff;
+
+// One rank per GPU: the communicator is created on options.cuda_device (the current device when -1)
+// from a unique id that rank 0 broadcasts over MPI. Each collective is enqueued on the given stream
+// (the legacy default stream when null) and the call returns once it has completed, polling a CUDA
+// event and the communicator's asynchronous error state with backoff until the stall timeout. Data
+// pointers are device memory. Call from one thread; it may be any thread (the device is set per call).
+class NcclBackend final : public Backend {
+ public:
+  // Collective over world.
+  NcclBackend(const World& world, const BackendOptions& options);
+  ~NcclBackend() override;
+
+  std::string name() const override { return "nccl"; }
+  bool uses_device_memory() const override { return true; }
+
+  void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) override;
+  void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
+  void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
+  void barrier() override;
+
+ private:
+  // Enqueues a collective with `launch`, then waits for it on `stream` until done or the deadline.
+  template <typename Launch>
+  void run(const char* kind, std::size_t bytes, cudaStream_t stream, Launch&& launch);
+  // ncclInProgress while the communicator is busy with a nonblocking call, else ncclSuccess; throws
+  // on an (asynchronous) NCCL error, naming the ranks the heartbeat finds missing.
+  ncclResult_t poll_state();
+  void wait_settled(PollBackoff& wait);
+  void release() noexcept;
+  void abort_communicator() noexcept;
+
+  int device_ = 0;
+  double timeout_s_;
+  StallInspector inspector_;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t barrier_stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  int* barrier_word_ = nullptr;
+  std::string failure_;
+};
+
+}  // namespace ft

@@ -1,0 +1,33 @@
+// Checks every NCCL call: a failure becomes an ft::Error naming the call, NCCL's error string and its
+// last error message, with file and line. Communicators here are nonblocking, so "in progress" is success.
+#pragma once
+
+#include <nccl.h>
+
+#include "runtime/error.h"
+
+namespace ft {
+
+inline std::string nccl_failure(const char* call, ncclResult_t result, ncclComm_t comm) {
+  const char* last = ncclGetLastError(comm);
+  return cat("NCCL call failed: ", call, ": ", ncclGetErrorString(result),
+             last && *last ? cat(" (", last, ")") : std::string());
+}
+
+}  // namespace ft
+
+// For calls that complete before returning (no communicator involved, or a blocking one).
+#define FT_CHECK_NCCL(call)                                                                        \
+  do {                                                                                             \
+    const ncclResult_t ft_nccl_rc_ = (call);                                                       \
+    if (ft_nccl_rc_ != ncclSuccess)                                                                \
+      ::ft::throw_error(__FILE__, __LINE__, ::ft::nccl_failure(#call, ft_nccl_rc_, nullptr));    \
+  } while (0)
+
+// For calls on a nonblocking communicator `comm`: ncclInProgress means "posted, poll the communicator".
+#define FT_CHECK_NCCL_ASYNC(call, comm)                                                            \
+  do {                                                                                             \
+    const ncclResult_t ft_nccl_rc_ = (call);                                                       \
+    if (ft_nccl_rc_ != ncclSuccess && ft_nccl_rc_ != ncclInProgress)                               \
+      ::ft::throw_error(__FILE__, __LINE__, ::ft::nccl_failure(#call, ft_nccl_rc_, (comm)));     \
+  } while (0)

@@ -1,0 +1,110 @@
+// Broadcast, all-gather and barrier on real ranks for every host backend, the MPI backend's chunked paths,
+// and collectives on a communication thread while the main thread uses the world communicator.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "comm/mpi_backend.h"
+#include "mpi_env.h"
+
+namespace ft {
+namespace {
+
+std::uint8_t pattern(int rank, std::size_t i) { return static_cast<std::uint8_t>(i * 31 + rank * 7 + 1); }
+
+std::size_t broadcast_errors(Backend& backend, std::size_t bytes, int root) {
+  std::vector<std::uint8_t> data(bytes + 1, 0xee);
+  if (backend.rank() == root)
+    for (std::size_t i = 0; i < bytes; ++i) data[i] = pattern(root, i);
+  backend.broadcast(data.data(), bytes, root);
+  std::size_t errors = data[bytes] != 0xee;
+  for (std::size_t i = 0; i < bytes; ++i) errors += data[i] != pattern(root, i);
+  return errors;
+}
+
+std::size_t allgather_errors(Backend& backend, std::size_t bytes, bool in_place) {
+  const int size = backend.size(), rank = backend.rank();
+  std::vector<std::uint8_t> out(bytes * size + 1, 0xee);
+  std::vector<std::uint8_t> in(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) in[i] = pattern(rank, i);
+  if (in_place) {
+    std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(rank * bytes));
+    backend.allgather(out.data() + rank * bytes, out.data(), bytes);
+  } else {
+    backend.allgather(in.data(), out.data(), bytes);
+  }
+  std::size_t errors = out[bytes * size] != 0xee;
+  for (int r = 0; r < size; ++r)
+    for (std::size_t i = 0; i < bytes; ++i) errors += out[r * bytes + i] != pattern(r, i);
+  return errors;
+}
+
+class HostCollectives : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HostCollectives, BroadcastFromEveryRoot) {
+  Backend& backend = test::shared_backend(GetParam());
+  for (int root = 0; root < backend.size(); ++root)
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{1000003}})
+      EXPECT_EQ(broadcast_errors(backend, bytes, root), 0u) << "root " << root << ", " << bytes << " bytes";
+}
+
+TEST_P(HostCollectives, AllGather) {
+  Backend& backend = test::shared_backend(GetParam());
+  for (bool in_place : {false, true})
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{100003}})
+      EXPECT_EQ(allgather_errors(backend, bytes, in_place), 0u) << bytes << " bytes, in place " << in_place;
+}
+
+TEST_P(HostCollectives, BarrierRepeats) {
+  Backend& backend = test::shared_backend(GetParam());
+  for (int i = 0; i < 5; ++i) EXPECT_NO_THROW(backend.barrier());
+}
+
+// The engine's layout: collectives on a communication thread, control-plane reductions on the main
+// thread over the world communicator, at the same time.
+TEST_P(HostCollectives, ConcurrentWithWorldOnMainThread) {
+  Backend& backend = test::shared_backend(GetParam());
+  const World& world = test::world();
+  constexpr int kRounds = 30;
+  std::size_t errors = 0;
+  std::thread communication([&] {
+    std::vector<float> data(10000);
+    for (int round = 0; round < kRounds; ++round) {
+      std::fill(data.begin(), data.end(), static_cast<float>(backend.rank() + round));
+      backend.allreduce(data.data(), data.size(), DType::kFloat32);
+      const float expected = static_cast<float>(backend.size() * (backend.size() - 1) / 2 + backend.size() * round);
+      for (float value : data) errors += value != expected;
+    }
+  });
+  double main_errors = 0;
+  for (int round = 0; round < kRounds; ++round)
+    main_errors += world.allreduce_sum(static_cast<double>(round)) != round * world.size();
+  communication.join();
+  EXPECT_EQ(errors, 0u);
+  EXPECT_EQ(main_errors, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(HostBackends, HostCollectives, ::testing::ValuesIn(test::host_backends()),
+                         [](const auto& backend) { return backend.param; });
+
+// Broadcast and all-gather in several chunks of 400000 bytes (the all-gather ones placed with a resized
+// datatype), with remainders.
+TEST(MpiChunks, BroadcastAndAllGatherAcrossChunkBoundaries) {
+  BackendOptions options;
+  options.stall_timeout_s = 20;
+  MpiBackend backend(test::world(), options, 400000);
+  EXPECT_EQ(broadcast_errors(backend, 1000003, backend.size() - 1), 0u);
+  EXPECT_EQ(allgather_errors(backend, 1000003, false), 0u);
+  EXPECT_EQ(allgather_errors(backend, 1000003, true), 0u);
+}
+
+TEST(MakeBackend, RejectsABadBroadcastRoot) {
+  Backend& backend = test::shared_backend("mpi");
+  std::uint8_t byte = 0;
+  EXPECT_THROW(backend.broadcast(&byte, 1, backend.size()), Error);
+}
+
+}  // namespace
+}  // namespace ft

@@ -1,0 +1,40 @@
+// The world and backend cache behind mpi_env.h. Backends are destroyed before the world so that their
+// communicators and heartbeat threads are gone before MPI_Finalize.
+#include "mpi_env.h"
+
+#include <map>
+
+namespace ft::test {
+namespace {
+
+const World* g_world = nullptr;
+std::map<std::string, std::unique_ptr<Backend>> g_backends;
+
+}  // namespace
+
+const World& world() { return *g_world; }
+
+void set_world(const World& world) { g_world = &world; }
+
+std::vector<std::string> host_backends() {
+#ifdef FUSETRAIN_WITH_GLOO
+  return {"mpi", "gloo"};
+#else
+  return {"mpi"};
+#endif
+}
+
+Backend& shared_backend(const std::string& name) {
+  auto& slot = g_backends[name];
+  if (!slot) {
+    BackendOptions options;
+    options.name = name;
+    options.stall_timeout_s = 20;
+    slot = make_backend(world(), options);
+  }
+  return *slot;
+}
+
+void release_shared_backends() { g_backends.clear(); }
+
+}  // namespace ft::test

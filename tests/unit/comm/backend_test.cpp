@@ -1,0 +1,127 @@
+// Tests of comm/backend.cpp and of every backend on a one-rank world: dtype facts, the factory's
+// errors for unknown or unavailable names, and collectives that must be identities when alone.
+#include "comm/backend.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "comm/stall_inspector.h"
+#include "unit_world.h"
+
+namespace ft {
+namespace {
+
+TEST(DType, SizesAndNames) {
+  EXPECT_EQ(dtype_size(DType::kFloat16), 2u);
+  EXPECT_EQ(dtype_size(DType::kBFloat16), 2u);
+  EXPECT_EQ(dtype_size(DType::kFloat32), 4u);
+  EXPECT_EQ(dtype_size(DType::kFloat64), 8u);
+  EXPECT_EQ(dtype_size(DType::kInt32), 4u);
+  EXPECT_EQ(dtype_size(DType::kInt64), 8u);
+  EXPECT_EQ(dtype_size(DType::kUInt8), 1u);
+  EXPECT_STREQ(dtype_name(DType::kFloat16), "float16");
+  EXPECT_STREQ(dtype_name(DType::kBFloat16), "bfloat16");
+  EXPECT_STREQ(dtype_name(DType::kFloat32), "float32");
+  EXPECT_STREQ(dtype_name(DType::kFloat64), "float64");
+  EXPECT_STREQ(dtype_name(DType::kInt32), "int32");
+  EXPECT_STREQ(dtype_name(DType::kInt64), "int64");
+  EXPECT_STREQ(dtype_name(DType::kUInt8), "uint8");
+}
+
+TEST(MakeBackend, UnknownNameIsAnError) {
+  BackendOptions options;
+  options.name = "tcp";
+  try {
+    make_backend(test::unit_world(), options);
+    FAIL() << "make_backend accepted 'tcp'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown communication backend 'tcp' (choose mpi, gloo or nccl)"),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(MakeBackend, StallTimeoutMustBePositive) {
+  BackendOptions options;
+  options.stall_timeout_s = 0;
+  EXPECT_THROW(make_backend(test::unit_world(), options), Error);
+}
+
+TEST(MakeBackend, BackendsNotBuiltSaySo) {
+  BackendOptions options;
+#ifndef FUSETRAIN_WITH_GLOO
+  options.name = "gloo";
+  EXPECT_THROW(make_backend(test::unit_world(), options), Error);
+#endif
+#ifndef FUSETRAIN_WITH_NCCL
+  options.name = "nccl";
+  try {
+    make_backend(test::unit_world(), options);
+    FAIL() << "make_backend built nccl";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("backend 'nccl' is not built into this fusetrain"), std::string::npos);
+  }
+#endif
+  SUCCEED();
+}
+
+// Alone in the world every collective is an identity (or a copy, for all-gather).
+void check_single_rank(const std::string& name) {
+  BackendOptions options;
+  options.name = name;
+  options.stall_timeout_s = 5;
+  const auto backend = make_backend(test::unit_world(), options);
+  EXPECT_EQ(backend->name(), name);
+  EXPECT_EQ(backend->rank(), 0);
+  EXPECT_EQ(backend->size(), 1);
+  EXPECT_FALSE(backend->uses_device_memory());
+
+  std::vector<float> values(1001);
+  std::iota(values.begin(), values.end(), -500.0f);
+  const std::vector<float> expected = values;
+  backend->allreduce(values.data(), values.size(), DType::kFloat32);
+  EXPECT_EQ(values, expected);
+  backend->allreduce(values.data(), 0, DType::kFloat32);
+
+  std::vector<char> bytes = {'a', 'b', 'c'};
+  backend->broadcast(bytes.data(), bytes.size(), 0);
+  EXPECT_EQ(std::string(bytes.begin(), bytes.end()), "abc");
+
+  std::vector<char> gathered(3);
+  backend->allgather(bytes.data(), gathered.data(), bytes.size());
+  EXPECT_EQ(gathered, bytes);
+  backend->barrier();
+}
+
+TEST(SingleRank, Mpi) { check_single_rank("mpi"); }
+
+#ifdef FUSETRAIN_WITH_GLOO
+TEST(SingleRank, Gloo) { check_single_rank("gloo"); }
+#endif
+
+TEST(CollectiveLabel, NestsPerThread) {
+  EXPECT_EQ(CollectiveLabel::current(), "");
+  {
+    CollectiveLabel outer("bucket 3");
+    EXPECT_EQ(CollectiveLabel::current(), "bucket 3");
+    {
+      CollectiveLabel inner("metrics");
+      EXPECT_EQ(CollectiveLabel::current(), "metrics");
+    }
+    EXPECT_EQ(CollectiveLabel::current(), "bucket 3");
+  }
+  EXPECT_EQ(CollectiveLabel::current(), "");
+}
+
+TEST(StallMessages, FormatBytes) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(1023), "1023 B");
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_bytes(4404019), "4.2 MiB");
+  EXPECT_EQ(format_bytes(3ull << 30), "3.0 GiB");
+}
+
+}  // namespace
+}  // namespace ft
