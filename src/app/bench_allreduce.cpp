@@ -1,6 +1,7 @@
 // All-reduce benchmark implementation: medians over timed iterations after warm-up, each iteration
 // starting from a barrier; rank 0 prints the table with the ratios b/c (fusion overhead against the
 // ideal single buffer) and a/b (what fusion saves over per-tensor collectives).
+#include "app/error_text.h"
 #include "app/bench_allreduce.h"
 
 #include <boost/program_options.hpp>
@@ -125,8 +126,8 @@ int bench_allreduce(int argc, char** argv) {
       std::printf("b/c = %.3f (goal <= 1.15)   a/b = %.2f\n", fused / single, per_tensor / fused);
     }
   } catch (const std::exception& e) {
-    if (world.size() > 1) world.abort(e.what());
-    std::fprintf(stderr, "fusetrain bench allreduce: error: %s\n", e.what());
+    if (world.size() > 1) world.abort(error_text(e));
+    std::fprintf(stderr, "fusetrain bench allreduce: error: %s\n", error_text(e).c_str());
     return 1;
   }
   return 0;

@@ -1,5 +1,6 @@
 // Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD, so the
 // figure is the framework's own step rate. Scaling efficiency = images/s at N ranks / (N x images/s at 1).
+#include "app/error_text.h"
 #include "app/bench_step.h"
 
 #include <unistd.h>
@@ -95,7 +96,7 @@ int bench_step_worker(int argc, char** argv) {
     const auto x = at::randn({batch, shape.channels, shape.height, shape.width}, options_device);
     const auto y = at::randint(0, shape.classes, {batch}, options_device.dtype(at::kLong));
     auto step = [&] {
-      optimizer->zero_grad(true);
+      engine.clear_gradients();
       engine.prepare(true);
       at::cross_entropy_loss(net->forward(x), y).backward();
       engine.finish();
@@ -114,8 +115,8 @@ int bench_step_worker(int argc, char** argv) {
       std::printf("images_per_s=%.3f ranks=%d seconds=%.4f\n", double(batch) * steps * world.size() / seconds,
                   world.size(), seconds);
   } catch (const std::exception& e) {
-    if (world.size() > 1) world.abort(e.what());
-    std::fprintf(stderr, "fusetrain bench step-worker: error: %s\n", e.what());
+    if (world.size() > 1) world.abort(error_text(e));
+    std::fprintf(stderr, "fusetrain bench step-worker: error: %s\n", error_text(e).c_str());
     return 1;
   }
   return 0;
@@ -159,7 +160,7 @@ int bench_step(int argc, char** argv) {
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusetrain bench step: error: %s\n", e.what());
+    std::fprintf(stderr, "fusetrain bench step: error: %s\n", error_text(e).c_str());
     return 1;
   }
   return 0;

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "app/error_text.h"
 #include "app/commands.h"
 #include "app/launch_env.h"
 #include "comm/backend.h"
@@ -23,6 +24,7 @@
 #include "io/atomic_file.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "runtime/signals.h"
 #include "runtime/version.h"
 #include "runtime/world.h"
 #include "train/device_setup.h"
@@ -78,6 +80,7 @@ std::string cuda_version() {
 
 int train(const Config& config, const std::string& command_line, int argc, char** argv) {
   World world(&argc, &argv);
+  install_stop_handlers();
   try {
     const auto hashes = world.allgather(dump_config(config));
     std::ostringstream differing;
@@ -95,7 +98,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
       name = world.broadcast(cat(config.model.name, "-", data_name,
                                  "-", world.size(), "r-", timestamp("%Y%m%d-%H%M%S")));
     }
-    const std::string path = cat(config.output.dir, "/", name, ".h5");
+    const std::string path = (std::filesystem::path(config.output.dir) / (name + ".h5")).string();
     if (world.rank() == 0) ensure_writable_directory(config.output.dir);
     world.barrier();
 
@@ -112,7 +115,10 @@ int train(const Config& config, const std::string& command_line, int argc, char*
                   world.node_count(), backend->name().c_str(), device.str().c_str());
       std::fflush(stdout);
     }
-    Trainer trainer(config, world, *backend, device, &timeline);
+    TrainerOptions trainer_options;
+    trainer_options.checkpoint_path = (std::filesystem::path(config.output.dir) / (name + ".ckpt")).string();
+    trainer_options.timeline = &timeline;
+    Trainer trainer(config, world, *backend, device, trainer_options);
     TrainOutcome outcome = trainer.run();
 
     const auto encoded = world.allgather(encode(outcome.rank));
@@ -152,9 +158,13 @@ int train(const Config& config, const std::string& command_line, int argc, char*
       std::fflush(stdout);
     }
     world.barrier();
+  } catch (const Interrupted& e) {
+    // Every rank stopped at the same step; rank 0 wrote the checkpoint.
+    if (world.rank() == 0) std::printf("%s\n", e.what()), std::fflush(stdout);
+    return kExitResumable;
   } catch (const std::exception& e) {
-    if (world.size() > 1) world.abort(e.what());
-    std::fprintf(stderr, "fusetrain: error: %s\n", e.what());
+    if (world.size() > 1) world.abort(error_text(e));
+    std::fprintf(stderr, "fusetrain: error: %s\n", error_text(e).c_str());
     return 1;
   }
   return 0;
@@ -199,7 +209,7 @@ int train_command(int argc, char** argv) {
     validate_for_device(config, cuda_available());
   } catch (const Error& e) {
     // Every rank reads the same file and fails the same way: one message is enough.
-    if (launcher_rank() == 0) std::fprintf(stderr, "fusetrain: config error: %s\n", e.what());
+    if (launcher_rank() == 0) std::fprintf(stderr, "fusetrain: config error: %s\n", error_text(e).c_str());
     return 2;
   }
   if (vm.count("dry-run")) {

@@ -6,6 +6,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #ifdef FUSETRAIN_WITH_CUDA
@@ -26,7 +27,15 @@ at::Device place_rank(const Config& config, const World& world) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = config.train.threads > 0 ? config.train.threads : std::max(1, cores / world.local_size());
     at::set_num_threads(threads);
-    at::set_num_interop_threads(1);
+    // Inter-op threads can be set once per process, before any parallel work.
+    static std::once_flag interop_once;
+    std::call_once(interop_once, [] {
+      try {
+        at::set_num_interop_threads(1);
+      } catch (const c10::Error&) {
+        // Parallel work already started in this process (a library caller): keep its pool.
+      }
+    });
     return at::Device(at::kCPU);
   }
   const int gpus = static_cast<int>(at::getNumGPUs());

@@ -60,6 +60,11 @@ void LossScaler::update() {
   at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, 2.0, 0.5, growth_interval_);
 }
 
+void LossScaler::restore(const at::Tensor& scale, const at::Tensor& growth) {
+  scale_.copy_(scale);
+  growth_tracker_.copy_(growth);
+}
+
 double LossScaler::current_scale() const { return scale_.item<double>(); }
 
 }  // namespace ft

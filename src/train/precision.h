@@ -32,6 +32,10 @@ class LossScaler {
   // Backs off after an overflow, grows after growth_interval clean steps.
   void update();
   double current_scale() const;
+  // For checkpoints: the scale and growth-tracker tensors, and their restoration.
+  const at::Tensor& scale_state() const { return scale_; }
+  const at::Tensor& growth_state() const { return growth_tracker_; }
+  void restore(const at::Tensor& scale, const at::Tensor& growth);
 
  private:
   bool enabled_;

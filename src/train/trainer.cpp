@@ -5,17 +5,21 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 
 #include "comm/engine.h"
 #include "comm/replica_check.h"
 #include "comm/timeline.h"
+#include "config/loader.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "monitor/memory.h"
 #include "monitor/timer.h"
 #include "runtime/error.h"
+#include "runtime/signals.h"
 #include "runtime/world.h"
+#include "train/checkpoint.h"
 #include "train/device_setup.h"
 #include "train/history.h"
 #include "train/optimizer.h"
@@ -70,8 +74,9 @@ EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams
 
 }  // namespace
 
-Trainer::Trainer(const Config& config, const World& world, Backend& backend, at::Device device, Timeline* timeline)
-    : config_(config), world_(world), backend_(backend), device_(device), timeline_(timeline) {}
+Trainer::Trainer(const Config& config, const World& world, Backend& backend, at::Device device, TrainerOptions options)
+    : config_(config), world_(world), backend_(backend), device_(device), options_(std::move(options)),
+      timeline_(options_.timeline) {}
 
 TrainOutcome Trainer::run() {
   const auto& c = config_;
@@ -169,23 +174,44 @@ TrainOutcome Trainer::run() {
   out.rank.train_images = train->size();
   reset_peak_memory(device_);
 
+  // --- resume from a checkpoint of this run, if one exists ---
+  Config without_epochs = c;
+  without_epochs.train.epochs = 0;
+  const std::string fingerprint = dump_config(without_epochs);
+  const std::string& checkpoint = options_.checkpoint_path;
+  TrainingPosition position;
+  if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
+    position = load_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, device_);
+    out.epochs = position.history;
+    out.summary.skipped_steps = position.skipped_steps;
+    if (world_.rank() == 0)
+      std::printf("resuming from %s at epoch %d, step %lld\n", checkpoint.c_str(), position.epoch,
+                  static_cast<long long>(position.step));
+  }
+  auto save = [&](int epoch, std::int64_t step, std::int64_t global, double loss, std::int64_t right) {
+    if (checkpoint.empty() || world_.rank() != 0) return;
+    TrainingPosition p{epoch, step, global, loss, right, out.summary.skipped_steps, out.epochs};
+    save_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, p, device_);
+  };
+
   // --- epochs ---
   const auto opts = at::TensorOptions().device(device_);
-  std::int64_t global_step = 0;
+  std::int64_t global_step = position.global_step;
   world_.barrier();
   Stopwatch training;
-  for (int epoch = 1; epoch <= c.train.epochs; ++epoch) {
+  for (int epoch = position.epoch; epoch <= c.train.epochs; ++epoch) {
     Stopwatch epoch_clock;
     network_->train();
     const auto indices = sampler.epoch_indices(epoch).to(device_);
-    auto loss_sum = at::zeros({1}, opts.dtype(at::kDouble));
-    auto correct = at::zeros({1}, opts.dtype(at::kLong));
+    const bool resumed_epoch = epoch == position.epoch;
+    auto loss_sum = at::full({1}, resumed_epoch ? position.loss_sum : 0.0, opts.dtype(at::kDouble));
+    auto correct = at::full({1}, resumed_epoch ? position.correct : 0, opts.dtype(at::kLong));
     auto first_bad = at::full({1}, -1, opts.dtype(at::kLong));  // first step with a non-finite loss
     double lr = 0;
-    for (std::int64_t step = 0; step < steps_per_epoch; ++step, ++global_step) {
+    for (std::int64_t step = resumed_epoch ? position.step : 0; step < steps_per_epoch; ++step, ++global_step) {
       lr = schedule.at(global_step);
       set_learning_rate(*optimizer, lr);
-      optimizer->zero_grad(/*set_to_none=*/true);
+      engine.clear_gradients();
       for (int micro = 0; micro < accumulation; ++micro) {
         const std::int64_t slot = step * accumulation + micro;
         Stopwatch phase;
@@ -240,6 +266,14 @@ TrainOutcome Trainer::run() {
       phases.add(Phase::kOptimizer, phase.seconds());
       if (c.distributed.verify_replicas > 0 && (global_step + 1) % c.distributed.verify_replicas == 0)
         check_replicas(parameters, world_, global_step + 1);
+      // Any rank asked to stop (SIGUSR1/SIGTERM/SIGINT) stops every rank at the same step.
+      if (world_.allreduce_max(static_cast<double>(stop_requested())) > 0) {
+        synchronize(device_);
+        save(epoch, step + 1, global_step + 1, loss_sum.item<double>(), correct.item<std::int64_t>());
+        throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
+                              checkpoint.empty() ? std::string(" (no checkpoint: output.name unset)")
+                                                 : cat("; checkpoint ", checkpoint)));
+      }
     }
     synchronize(device_);
     const double epoch_time = epoch_clock.seconds();
@@ -279,6 +313,8 @@ TrainOutcome Trainer::run() {
       std::printf("  lr %.5f  %.2fs  %.0f img/s\n", lr, epoch_time, record.images_per_s);
       std::fflush(stdout);
     }
+    if (c.train.checkpoint_every > 0 && epoch % c.train.checkpoint_every == 0 && epoch < c.train.epochs)
+      save(epoch + 1, 0, global_step, 0.0, 0);
     if (should_stop_early(out.epochs, c.regularization.early_stopping_patience)) {
       out.summary.stopped_early = true;
       if (world_.rank() == 0) std::printf("early stopping: no better test loss for %d epochs\n",
@@ -287,6 +323,7 @@ TrainOutcome Trainer::run() {
     }
   }
   synchronize(device_);
+  if (!checkpoint.empty() && world_.rank() == 0) std::filesystem::remove(checkpoint);
 
   // --- summary ---
   auto& s = out.summary;
@@ -294,9 +331,10 @@ TrainOutcome Trainer::run() {
   s.wall_time_s = wall.seconds();
   s.epochs_run = static_cast<int>(out.epochs.size());
   s.optimizer_steps = global_step;
-  double trained_images = 0;
+  // Throughput counts only the epochs trained by this process (a resumed run started mid-way).
+  const double trained_images =
+      static_cast<double>(images_per_epoch) * static_cast<double>(out.epochs.size() - position.history.size());
   for (const auto& e : out.epochs) {
-    trained_images += static_cast<double>(images_per_epoch);
     if (e.evaluated && e.test_acc > s.best_test_acc) s.best_test_acc = e.test_acc, s.best_epoch = e.epoch;
     if (e.evaluated) s.final_test_acc = e.test_acc, s.final_test_loss = e.test_loss;
   }

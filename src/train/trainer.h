@@ -11,6 +11,7 @@
 #include "data/shard_format.h"
 #include "models/network.h"
 #include "results/run_record.h"
+#include "runtime/error.h"
 
 namespace ft {
 
@@ -25,10 +26,21 @@ struct TrainOutcome {
   ShardMeta data;                   // the training split's description
 };
 
+// Thrown after a checkpoint was written because a stop signal arrived; exit with kExitResumable.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
+struct TrainerOptions {
+  std::string checkpoint_path;  // "" = no checkpoints; else resumed from when present, removed at the end
+  Timeline* timeline = nullptr;
+};
+
 class Trainer {
  public:
   Trainer(const Config& config, const World& world, Backend& backend, at::Device device,
-          Timeline* timeline = nullptr);
+          TrainerOptions options = {});
   TrainOutcome run();
   // The trained network (for tests comparing parameters across runs).
   std::shared_ptr<Network> network() const { return network_; }
@@ -38,6 +50,7 @@ class Trainer {
   const World& world_;
   Backend& backend_;
   at::Device device_;
+  TrainerOptions options_;
   Timeline* timeline_;
   std::shared_ptr<Network> network_;
 };

@@ -1,0 +1,35 @@
+// Training checkpoints: model, optimizer and loss-scaler state, RNG state, position (epoch, step) and
+// the history so far, written atomically by rank 0 and read by every rank to resume exactly.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include <string>
+#include <vector>
+
+#include "models/network.h"
+#include "results/run_record.h"
+
+namespace ft {
+
+class LossScaler;
+
+struct TrainingPosition {
+  int epoch = 1;                 // epoch to continue (1-based)
+  std::int64_t step = 0;         // optimizer steps of that epoch already done
+  std::int64_t global_step = 0;  // optimizer steps since the start
+  double loss_sum = 0;           // partial train metrics of the interrupted epoch
+  std::int64_t correct = 0;
+  std::int64_t skipped_steps = 0;
+  std::vector<EpochRecord> history;
+};
+
+// `fingerprint` identifies the run (resolved config without train.epochs); a mismatch on load is an error.
+void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
+                     torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& position,
+                     const at::Device& device);
+TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
+                                 torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device);
+
+}  // namespace ft

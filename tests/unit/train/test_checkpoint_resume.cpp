@@ -1,0 +1,123 @@
+// A run stopped by a signal mid-epoch checkpoints and resumes to exactly the parameters and history of
+// an uninterrupted run (CPU, same seed, dropout and augmentation on); the checkpoint is gone at the end.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <random>
+
+#include "comm/backend.h"
+#include "data/shard_format.h"
+#include "runtime/signals.h"
+#include "test_world.h"
+#include "train/trainer.h"
+
+namespace ft {
+namespace {
+
+std::string tiny_shards() {
+  const std::string dir = std::string(FT_TEST_TMP) + "/resume-data";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::mt19937 rng(5);
+  for (const char* split : {"train", "test"}) {
+    const std::int64_t n = std::string(split) == "train" ? 96 : 32;
+    std::vector<std::uint8_t> images(static_cast<std::size_t>(n * 12 * 12 * 3));
+    std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
+    for (auto& v : images) v = static_cast<std::uint8_t>(rng() % 256);
+    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % 3);
+    ShardMeta meta;
+    meta.dataset = "noise";
+    meta.split = split;
+    meta.class_names = {"a", "b", "c"};
+    meta.mean = {0.5, 0.5, 0.5};
+    meta.std = {0.3, 0.3, 0.3};
+    meta.count = n;
+    meta.height = meta.width = 12;
+    meta.channels = 3;
+    write_shard(dir + "/" + shard_file_name(split, 0, 1), meta, images.data(), labels.data());
+  }
+  return dir;
+}
+
+Config resume_config(const std::string& data) {
+  Config c;
+  c.model.name = "simple_cnn";
+  c.model.dropout = 0.5;
+  c.data.path = data;
+  c.data.batch_size = 16;
+  c.data.augment.flip = true;
+  c.data.augment.crop_padding = 2;
+  c.optimizer.name = "adam";
+  c.optimizer.lr = 0.003;
+  c.scheduler.name = "cosine";
+  c.train.epochs = 3;
+  c.train.device = "cpu";
+  return c;
+}
+
+std::vector<at::Tensor> snapshot(const Trainer& t) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : t.network()->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) {
+  auto& world = test_world();
+  auto backend = make_backend(world, BackendOptions{});
+  const Config c = resume_config(tiny_shards());
+  const std::string ckpt = std::string(FT_TEST_TMP) + "/resume.ckpt";
+  std::filesystem::remove(ckpt);
+
+  Trainer straight(c, world, *backend, at::Device(at::kCPU));
+  const auto expected = straight.run();
+  const auto expected_params = snapshot(straight);
+
+  TrainerOptions options;
+  options.checkpoint_path = ckpt;
+  install_stop_handlers();
+  std::raise(SIGUSR1);  // stop after the first optimizer step
+  Trainer first(c, world, *backend, at::Device(at::kCPU), options);
+  EXPECT_THROW(first.run(), Interrupted);
+  clear_stop_request();
+  ASSERT_TRUE(std::filesystem::exists(ckpt));
+
+  Trainer resumed(c, world, *backend, at::Device(at::kCPU), options);
+  const auto outcome = resumed.run();
+  EXPECT_FALSE(std::filesystem::exists(ckpt)) << "checkpoint left after a finished run";
+  const auto params = snapshot(resumed);
+  ASSERT_EQ(params.size(), expected_params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) EXPECT_TRUE(at::equal(params[i], expected_params[i])) << i;
+  ASSERT_EQ(outcome.epochs.size(), expected.epochs.size());
+  for (std::size_t e = 0; e < outcome.epochs.size(); ++e) {
+    EXPECT_DOUBLE_EQ(outcome.epochs[e].train_loss, expected.epochs[e].train_loss) << e;
+    EXPECT_DOUBLE_EQ(outcome.epochs[e].test_acc, expected.epochs[e].test_acc) << e;
+  }
+  EXPECT_EQ(outcome.summary.optimizer_steps, expected.summary.optimizer_steps);
+}
+
+TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {
+  auto& world = test_world();
+  auto backend = make_backend(world, BackendOptions{});
+  Config c = resume_config(tiny_shards());
+  c.train.epochs = 1;
+  const std::string ckpt = std::string(FT_TEST_TMP) + "/other.ckpt";
+  std::filesystem::remove(ckpt);
+  TrainerOptions options;
+  options.checkpoint_path = ckpt;
+  install_stop_handlers();
+  std::raise(SIGUSR1);
+  EXPECT_THROW(Trainer(c, world, *backend, at::Device(at::kCPU), options).run(), Interrupted);
+  clear_stop_request();
+  c.optimizer.lr = 0.1;
+  try {
+    Trainer(c, world, *backend, at::Device(at::kCPU), options).run();
+    FAIL() << "resumed from a checkpoint of a different config";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("different config"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(ckpt);
+}
+
+}  // namespace
+}  // namespace ft
