@@ -13,6 +13,7 @@
 
 #include "comm/backend.h"
 #include "comm/engine.h"
+#include "comm/timeline.h"
 #include "models/network.h"
 #include "monitor/timer.h"
 #include "runtime/error.h"
@@ -56,6 +57,7 @@ int bench_allreduce(int argc, char** argv) {
       ("iterations", po::value<int>()->default_value(20), "timed iterations")
       ("warmup", po::value<int>()->default_value(3), "untimed iterations")
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
+      ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases")
       ("help,h", "show this help");
   po::variables_map vm;
   try {
@@ -101,12 +103,17 @@ int bench_allreduce(int argc, char** argv) {
     GradientEngineOptions engine_options;
     engine_options.bucket_mib = vm["bucket-mib"].as<double>();
     engine_options.first_bucket_mib = vm["first-bucket-mib"].as<double>();
+    engine_options.average = false;  // (a) and (c) sum too: compare like with like
+    Timeline timeline(!vm["timeline"].as<std::string>().empty());
+    engine_options.timeline = &timeline;
     GradientEngine engine(*backend, world, named, engine_options, /*install_hooks=*/false);
     const double fused = time_median(world, warmup, iterations, device, [&] {
       engine.prepare(true);
       for (std::size_t i = grads.size(); i-- > 0;) engine.submit(i, grads[i]);
       engine.finish();
     });
+
+    if (timeline.enabled()) timeline.write(world, vm["timeline"].as<std::string>());
 
     auto flat = at::randn({total}, at::TensorOptions().device(device));
     const double single = time_median(world, warmup, iterations, device, [&] {

@@ -87,7 +87,9 @@ int bench_step_worker(int argc, char** argv) {
       named.push_back({item.key(), item.value()});
       parameters.push_back(item.value());
     }
-    GradientEngine engine(*backend, world, named, GradientEngineOptions{});
+    GradientEngineOptions engine_options;
+    engine_options.average = false;  // the loss is divided by the world size instead
+    GradientEngine engine(*backend, world, named, engine_options);
     config.optimizer.momentum = 0.9;
     auto optimizer = make_optimizer(config.optimizer, parameters);
 
@@ -98,7 +100,7 @@ int bench_step_worker(int argc, char** argv) {
     auto step = [&] {
       engine.clear_gradients();
       engine.prepare(true);
-      at::cross_entropy_loss(net->forward(x), y).backward();
+      (at::cross_entropy_loss(net->forward(x), y) * (1.0 / world.size())).backward();
       engine.finish();
       optimizer->step();
     };

@@ -42,12 +42,15 @@ DType dtype_of(at::ScalarType t) {
 GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector<NamedTensor> parameters,
                                const GradientEngineOptions& options, bool install_hooks)
     : backend_(backend), world_(world), options_(options), params_(std::move(parameters)),
-      prescale_(1.0 / backend.size()) {
+      prescale_(options.average ? 1.0 / backend.size() : 1.0) {
   for (const auto& p : params_) {
     TensorSpec spec{p.name, dtype_of(p.tensor.scalar_type()), p.tensor.sizes().vec()};
     specs_.push_back(spec);
   }
   check_same_tensors(world_.allgather(describe_all(specs_)));
+  // A wrapped number multiplies tensors of any device and dtype without a device copy.
+  prescale_tensor_ = c10::scalar_to_tensor(prescale_);
+  prescale_tensor_.unsafeGetTensorImpl()->set_wrapped_number(true);
 
   const auto mib = [](double m) { return static_cast<std::size_t>(m * 1024 * 1024); };
   plan_ = plan_buckets(specs_, mib(options_.first_bucket_mib), mib(options_.bucket_mib));
@@ -121,11 +124,15 @@ void GradientEngine::submit(std::size_t index, const at::Tensor& grad) {
   const double t0 = options_.timeline ? options_.timeline->now_us() : 0;
   auto slice = s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel());
   const auto& earlier = params_[index].tensor.grad();  // accumulated over earlier micro-batches
-  if (earlier.defined())
+  // One pass over the gradient: packing and pre-scaling by 1/world happen in the same kernel.
+  if (earlier.defined()) {
     at::add_out(slice, grad.reshape({-1}), earlier.reshape({-1}));
-  else
+    slice.mul_(prescale_);
+  } else if (prescale_ == 1.0) {
     slice.copy_(grad.reshape({-1}));
-  slice.mul_(prescale_);
+  } else {
+    at::mul_out(slice, grad.reshape({-1}), prescale_tensor_);
+  }
   bool now_ready = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -30,6 +30,9 @@ struct GradientEngineOptions {
   double bucket_mib = 25;
   double first_bucket_mib = 1;
   bool fp16_wire = false;        // convert buckets to fp16 for the all-reduce
+  // true: gradients are divided by the world size while packing (the result is the mean);
+  // false: the caller already scaled them (e.g. the loss by 1/world), the all-reduce only sums.
+  bool average = true;
   double stall_timeout_s = 60;   // bound on waiting for the communication thread
   Timeline* timeline = nullptr;
 };
@@ -85,6 +88,7 @@ class GradientEngine {
   std::vector<unsigned> hook_ids_;
   std::unique_ptr<BucketDeviceSync> device_;
   double prescale_;
+  at::Tensor prescale_tensor_;
 
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -137,6 +137,9 @@ TrainOutcome Trainer::run() {
   engine_options.fp16_wire = c.distributed.compression == "fp16";
   engine_options.stall_timeout_s = c.distributed.stall_timeout_s;
   engine_options.timeline = timeline_;
+  // Averaging is folded into the loss (1/world below), so packing is a plain copy and no pass over
+  // the gradients is spent on scaling; sums of pre-divided values cannot overflow in fp16 either.
+  engine_options.average = false;
   GradientEngine engine(backend_, world_, named, engine_options);
 
   auto optimizer = make_optimizer(c.optimizer, parameters);
@@ -246,7 +249,7 @@ TrainOutcome Trainer::run() {
         engine.prepare(micro == accumulation - 1);
         {
           const TimelineSpan span(timeline_, "backward", "compute");
-          scaler.scale(loss / static_cast<double>(accumulation)).backward();
+          scaler.scale(loss * (1.0 / (static_cast<double>(accumulation) * world_.size()))).backward();
         }
         phases.add(Phase::kBackward, phase.seconds());
       }
