@@ -16,6 +16,7 @@ apt_pkgs=(
   libgloo-dev libturbojpeg0-dev libpng-dev
   libgtest-dev libssl-dev zlib1g-dev
   dataset-fashion-mnist
+  slurm-wlm
 )
 
 missing=()

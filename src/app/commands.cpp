@@ -10,6 +10,7 @@ const std::vector<Command>& commands() {
       {"report", report_command},
       {"bench", bench_command},
       {"info", info_command},
+      {"sweep", sweep_command},
   };
   return table;
 }

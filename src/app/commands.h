@@ -19,5 +19,6 @@ int train_command(int argc, char** argv);
 int report_command(int argc, char** argv);
 int bench_command(int argc, char** argv);
 int info_command(int argc, char** argv);
+int sweep_command(int argc, char** argv);
 
 }  // namespace ft

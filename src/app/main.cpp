@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
       "  train    train a network from a YAML config (run under mpirun/srun for several ranks)\n"
       "  report   print a markdown/CSV table of results files\n"
       "  bench    benchmarks: allreduce, step\n"
-      "  info     show build, devices and backends\n\n"
+      "  info     show build, devices and backends\n"
+      "  sweep    expand a config's sweep: block into runs: SLURM job array, workstation plan, --run\n\n"
       "`fusetrain <command> --help` describes each command's options.\n";
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(usage.c_str(), argc < 2 ? stderr : stdout);

@@ -1,0 +1,109 @@
+# A private one-node SLURM cluster for tests (source this file): slurmctld and slurmd on this host with a
+# generated slurm.conf, state, spool, logs and ports in a temporary folder; nothing is installed or left.
+#
+# cluster_start DIR   starts the daemons (exit 77 = skip when Slurm is not installed), waits until the
+#                     node is idle, exports SLURM_CONF and FT_LAUNCHER (the rank launcher that works here)
+# cluster_stop        cancels the jobs, then stops both daemons; safe to call twice and from an EXIT trap
+# cluster_wait JOB S  waits up to S seconds until every task of JOB has ended; prints their states
+# Found on Debian 12 (Slurm 22.05): auth/none + cred/none work for root; the pmix plugin (mpi_pmix_v4) starts
+# Open MPI 4.1 ranks; Debian's Open MPI has no PMI-2 client, so the fallback is mpirun inside the allocation.
+# shellcheck shell=bash
+
+cluster_pids=()
+
+cluster_free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+cluster_start() {
+  local dir=$1 tool
+  for tool in slurmctld slurmd sbatch srun scontrol sinfo scancel; do
+    command -v "$tool" > /dev/null || { echo "SKIP: $tool not found (apt-get install slurm-wlm)"; exit 77; }
+  done
+  rm -rf "$dir" && mkdir -p "$dir"/{state,spool,log,tmp}
+  local memory cpus
+  memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
+  cpus=$(nproc)
+  cat > "$dir/slurm.conf" <<EOF
+ClusterName=fusetrain-test
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldPort=$(cluster_free_port)
+SlurmdPort=$(cluster_free_port)
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+TmpFS=$dir/tmp
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerParameters=sched_interval=5
+MpiDefault=none
+ReturnToService=2
+KillWait=15
+MinJobAge=3600
+NodeName=ftnode NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory State=UNKNOWN
+PartitionName=test Nodes=ftnode Default=YES MaxTime=INFINITE State=UP
+EOF
+  export SLURM_CONF=$dir/slurm.conf
+  slurmctld -D -i -f "$SLURM_CONF" > "$dir/log/slurmctld.out" 2>&1 &
+  cluster_pids+=($!)
+  slurmd -D -N ftnode -f "$SLURM_CONF" > "$dir/log/slurmd.out" 2>&1 &
+  cluster_pids+=($!)
+  for _ in $(seq 60); do
+    if [ "$(sinfo -h -n ftnode -o %T 2>/dev/null)" = idle ]; then
+      # srun's PMIx plugin starts Open MPI ranks directly; without it, mpirun reads the allocation.
+      if srun --mpi=list 2>&1 | grep -qw pmix; then
+        FT_LAUNCHER="srun --mpi=pmix"
+      else
+        FT_LAUNCHER="mpirun$( [ "$(id -u)" -ne 0 ] || echo " --allow-run-as-root")"
+      fi
+      export FT_LAUNCHER
+      echo "cluster: up ($cpus CPUs, launcher: $FT_LAUNCHER)"
+      return 0
+    fi
+    sleep 1
+  done
+  echo "cluster: the node did not become idle in 60 s" >&2
+  tail -n 20 "$dir"/log/*.out >&2
+  return 1
+}
+
+cluster_stop() {
+  local pid
+  if [ "${#cluster_pids[@]}" -gt 0 ]; then
+    # Jobs first, so that no slurmstepd or rank outlives the daemons.
+    scancel --quiet --user="$(id -un)" 2>/dev/null || true
+    for _ in $(seq 30); do
+      squeue -h -t RUNNING,COMPLETING,CONFIGURING 2>/dev/null | grep -q . || break
+      sleep 1
+    done
+  fi
+  for pid in "${cluster_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${cluster_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  cluster_pids=()
+}
+
+cluster_wait() {
+  local job=$1 seconds=$2 states
+  for _ in $(seq "$seconds"); do
+    states=$(scontrol show job "$job" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' \n' ' ')
+    if [ -n "$states" ] && ! grep -Eq 'PENDING|RUNNING|REQUEUE|COMPLETING|CONFIGURING|SUSPENDED' <<< "$states"; then
+      echo "job $job:$states"
+      return 0
+    fi
+    sleep 1
+  done
+  echo "job $job did not end in $seconds s:$states" >&2
+  return 1
+}
