@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "app/bench_allreduce.h"
+#include "app/bench_kernels.h"
 #include "app/bench_step.h"
 #include "app/commands.h"
 
@@ -19,7 +20,8 @@ int bench_command(int argc, char** argv) {
   const std::string usage =
       "fusetrain bench: benchmarks\n\n"
       "  fusetrain bench allreduce --model resnet18 --backend mpi|gloo|nccl   (under mpirun -np N)\n"
-      "  fusetrain bench step --model simple_cnn --ranks 1,2 [--batch 128]\n\n"
+      "  fusetrain bench step --model simple_cnn --ranks 1,2 [--batch 128]\n"
+      "  fusetrain bench kernels   (conv+ReLU: cuDNN, cuDNN disabled, fused kernel, CPU; RGB->gray)\n\n"
       "`fusetrain bench <name> --help` lists each benchmark's options.\n";
   if (argc < 2) {
     std::fputs(usage.c_str(), stderr);
@@ -29,6 +31,7 @@ int bench_command(int argc, char** argv) {
   if (which == "--help" || which == "-h") return std::fputs(usage.c_str(), stdout), 0;
   if (which == "allreduce") return bench_allreduce(argc - 1, argv + 1);
   if (which == "step") return bench_step(argc - 1, argv + 1);
+  if (which == "kernels") return bench_kernels(argc - 1, argv + 1);
   if (which == "step-worker") return bench_step_worker(argc - 1, argv + 1);
   std::fprintf(stderr, "fusetrain bench: unknown benchmark '%s'\n\n%s", which.c_str(), usage.c_str());
   return 2;

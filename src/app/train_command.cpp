@@ -22,6 +22,7 @@
 #include "comm/timeline.h"
 #include "config/loader.h"
 #include "io/atomic_file.h"
+#include "monitor/gpu_sampler.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
 #include "runtime/signals.h"
@@ -119,7 +120,12 @@ int train(const Config& config, const std::string& command_line, int argc, char*
     trainer_options.checkpoint_path = (std::filesystem::path(config.output.dir) / (name + ".ckpt")).string();
     trainer_options.timeline = &timeline;
     Trainer trainer(config, world, *backend, device, trainer_options);
+    GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
     TrainOutcome outcome = trainer.run();
+    std::ostringstream samples;
+    samples.precision(9);
+    for (const auto& u : sampler.stop()) samples << u.time_s << ' ' << u.rank << ' ' << u.gpu_percent << ' ' << u.memory_percent << '\n';
+    const auto all_samples = world.allgather(samples.str());
 
     const auto encoded = world.allgather(encode(outcome.rank));
     if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
@@ -133,6 +139,11 @@ int train(const Config& config, const std::string& command_line, int argc, char*
       record.config_yaml = dump_config(config);
       record.epochs = outcome.epochs;
       record.summary = outcome.summary;
+      for (const auto& text : all_samples) {
+        std::istringstream in(text);
+        for (UtilizationSample u; in >> u.time_s >> u.rank >> u.gpu_percent >> u.memory_percent;)
+          record.utilization.push_back(u);
+      }
       for (const auto& e : encoded) {
         record.ranks.push_back(decode(e));
         record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, record.ranks.back().peak_memory_bytes);

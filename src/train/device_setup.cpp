@@ -48,6 +48,8 @@ at::Device place_rank(const Config& config, const World& world) {
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
 #endif
   at::set_num_threads(2);
+  // Static shapes: let cuDNN time its algorithms once and keep the fastest.
+  at::globalContext().setBenchmarkCuDNN(true);
   return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 

@@ -16,13 +16,24 @@ model: {name: simple_cnn, dropout: 0.1}
 data: {path: $work/data, batch_size: 64, limit_test: 2000}
 optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
 train: {epochs: 2, seed: 1}
-distributed: {backend: mpi, stall_timeout_s: 30}
+distributed: {backend: mpi, stall_timeout_s: 30, timeline: $work/timeline.json}
 output: {dir: $work/runs, name: e2e}
 YAML
 $FUSETRAIN_MPIRUN -np 2 "$FUSETRAIN_BIN/fusetrain" train --config "$work/run.yaml" | tee "$work/train.log"
 grep -q "epoch   2/2" "$work/train.log"
 grep -q "results: $work/runs/e2e.h5" "$work/train.log"
 
+# The timeline is valid Chrome-trace JSON with per-bucket and per-step phases from both ranks.
+python3 - "$work/timeline.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["name"].split(" ")[0] for e in events if e.get("ph") == "X"}
+ranks = {e["pid"] for e in events if e.get("ph") == "X"}
+missing = {"forward", "backward", "optimizer", "pack", "queue", "allreduce", "unpack"} - names
+assert not missing, f"timeline lacks phases {missing}"
+assert ranks == {0, 1}, f"timeline ranks {ranks}"
+print(f"timeline: {len(events)} events, phases {sorted(names)}")
+PY
 h5dump -a /summary/final_test_acc "$work/runs/e2e.h5" > /dev/null
 h5dump -d /epochs/test_acc "$work/runs/e2e.h5" > /dev/null
 "$FUSETRAIN_BIN/fusetrain" report "$work/runs/e2e.h5" | tee "$work/report.md"

@@ -73,6 +73,32 @@ TEST(GradientEngine, AccumulationSumsMicroBatches) {
   EXPECT_EQ(engine.stats().buckets, static_cast<std::int64_t>(engine.buckets().size()));
 }
 
+TEST(GradientEngine, Fp16WireKeepsGradientsWithinHalfPrecision) {
+  auto& world = test_world();
+  auto backend = make_backend(world, BackendOptions{});
+  at::manual_seed(3);
+  TwoLayers net;
+  auto named = net.named();
+  auto options = small_buckets();
+  options.fp16_wire = true;
+  GradientEngine engine(*backend, world, named, options);
+  std::vector<at::Tensor> params;
+  for (auto& n : named) params.push_back(n.tensor);
+  const auto x = at::randn({6, 8});
+  const auto expected = torch::autograd::grad({net.loss(x)}, params);
+  engine.prepare(true);
+  net.loss(x).backward();
+  engine.finish();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& g = params[i].grad();
+    EXPECT_EQ(g.scalar_type(), at::kFloat) << "gradients return to the parameters' dtype";
+    EXPECT_TRUE(at::allclose(g, expected[i], 2e-3, 1e-4)) << named[i].name;
+    // Rounded through fp16: exactly representable in half precision.
+    EXPECT_TRUE(at::equal(g, g.to(at::kHalf).to(at::kFloat))) << named[i].name;
+  }
+  EXPECT_EQ(engine.stats().bytes % 2, 0);
+}
+
 TEST(GradientEngine, ParameterUnusedOnEveryRankIsLeftWithoutGradient) {
   auto& world = test_world();
   auto backend = make_backend(world, BackendOptions{});

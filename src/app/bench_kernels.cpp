@@ -1,0 +1,147 @@
+// Kernel benchmark implementation. GPU rows are timed after warm-up with device synchronisation
+// around each repetition (median reported); rows whose device is missing say so instead of a number.
+#include "app/bench_kernels.h"
+
+#include <ATen/Context.h>
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <vector>
+
+#include "app/error_text.h"
+#include "kernels/rgb_to_gray.h"
+#include "models/fused_conv_relu.h"
+#include "monitor/timer.h"
+#include "train/device_setup.h"
+
+namespace po = boost::program_options;
+
+namespace ft {
+namespace {
+
+double median_ms(int warmup, int iterations, const at::Device& device, const std::function<void()>& body) {
+  std::vector<double> times;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    synchronize(device);
+    Stopwatch clock;
+    body();
+    synchronize(device);
+    if (i >= warmup) times.push_back(clock.seconds() * 1e3);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+struct ConvCase {
+  at::Tensor x, w, b, grad;
+};
+
+ConvCase make_case(const po::variables_map& vm, const at::Device& device) {
+  const int n = vm["batch"].as<int>(), c = vm["channels"].as<int>(), s = vm["size"].as<int>();
+  const int o = vm["out-channels"].as<int>(), k = vm["kernel"].as<int>();
+  const auto options = at::TensorOptions().device(device);
+  ConvCase cc{at::randn({n, c, s, s}, options).requires_grad_(true), at::randn({o, c, k, k}, options).mul_(0.1).requires_grad_(true),
+              at::randn({o}, options).requires_grad_(true), at::randn({n, o, s, s}, options)};
+  return cc;
+}
+
+// Forward and forward+backward time of relu(conv(x)) by `conv_relu`.
+std::pair<double, double> time_conv(const ConvCase& cc, int k, int warmup, int iterations, const at::Device& device,
+                                    bool fused) {
+  const std::vector<std::int64_t> stride = {1, 1}, padding = {k / 2, k / 2};
+  auto forward = [&] {
+    return fused ? fused_conv_relu(cc.x, cc.w, cc.b, stride, padding)
+                 : at::relu(at::conv2d(cc.x, cc.w, cc.b, stride, padding));
+  };
+  const double f = median_ms(warmup, iterations, device, [&] {
+    at::NoGradGuard no_grad;
+    forward();
+  });
+  const double fb = median_ms(warmup, iterations, device, [&] {
+    auto y = forward();
+    y.backward(cc.grad);
+  });
+  return {f, fb - f};
+}
+
+}  // namespace
+
+int bench_kernels(int argc, char** argv) {
+  po::options_description options("fusetrain bench kernels: conv+ReLU and RGB->gray, GPU against CPU");
+  options.add_options()
+      ("batch", po::value<int>()->default_value(32), "images per batch")
+      ("channels", po::value<int>()->default_value(32), "input channels")
+      ("out-channels", po::value<int>()->default_value(64), "output channels")
+      ("size", po::value<int>()->default_value(32), "image height and width")
+      ("kernel", po::value<int>()->default_value(3), "convolution kernel size (stride 1, same padding)")
+      ("gray-images", po::value<int>()->default_value(10000), "32x32 RGB images for the gray conversion")
+      ("iterations", po::value<int>()->default_value(20), "timed repetitions (median reported)")
+      ("warmup", po::value<int>()->default_value(3), "untimed repetitions")
+      ("help,h", "show this help");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "fusetrain bench kernels: %s\n", e.what());
+    return 2;
+  }
+  if (vm.count("help")) return std::cout << options, 0;
+  try {
+    const int warmup = vm["warmup"].as<int>(), iterations = vm["iterations"].as<int>(), k = vm["kernel"].as<int>();
+    const bool gpu = cuda_available();
+    std::printf("conv %dx%d, %d->%d channels, %dx%d images, batch %d, median of %d\n\n", k, k,
+                vm["channels"].as<int>(), vm["out-channels"].as<int>(), vm["size"].as<int>(), vm["size"].as<int>(),
+                vm["batch"].as<int>(), iterations);
+    std::printf("| implementation | device | forward_ms | backward_ms |\n|---|---|---|---|\n");
+    auto row = [](const char* name, const char* device, std::pair<double, double> t) {
+      std::printf("| %s | %s | %.3f | %.3f |\n", name, device, t.first, t.second);
+    };
+    if (gpu) {
+      const at::Device cuda(at::kCUDA, 0);
+      const auto cc = make_case(vm, cuda);
+      at::globalContext().setBenchmarkCuDNN(true);
+      row("ATen conv2d + relu (cuDNN)", "cuda", time_conv(cc, k, warmup, iterations, cuda, false));
+      at::globalContext().setUserEnabledCuDNN(false);
+      row("ATen conv2d + relu (cuDNN disabled)", "cuda", time_conv(cc, k, warmup, iterations, cuda, false));
+      at::globalContext().setUserEnabledCuDNN(true);
+      row("fused conv+bias+ReLU kernel", "cuda", time_conv(cc, k, warmup, iterations, cuda, true));
+    } else {
+      std::printf("| cuDNN, cuDNN disabled, fused kernel | cuda | n/a: no CUDA device | n/a |\n");
+    }
+    const at::Device cpu(at::kCPU);
+    const auto cc = make_case(vm, cpu);
+    row("ATen conv2d + relu", "cpu", time_conv(cc, k, warmup, iterations, cpu, false));
+
+    const int images = vm["gray-images"].as<int>();
+    const std::size_t pixels = static_cast<std::size_t>(images) * 32 * 32;
+    std::vector<std::uint8_t> rgb(pixels * 3), gray(pixels);
+    for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 24);
+    std::printf("\nRGB->gray of %d 32x32 images (%.1f MB in)\n\n| implementation | time_ms |\n|---|---|\n", images,
+                rgb.size() / 1e6);
+    std::printf("| CPU loop | %.3f |\n",
+                median_ms(warmup, iterations, cpu, [&] { rgb_to_gray_cpu(rgb.data(), gray.data(), pixels); }));
+    if (gpu) {
+      const auto d_rgb = at::from_blob(rgb.data(), {static_cast<std::int64_t>(rgb.size())}, at::kByte).to(at::kCUDA);
+      auto d_gray = at::empty({static_cast<std::int64_t>(pixels)}, d_rgb.options());
+      const at::Device cuda(at::kCUDA, 0);
+      std::printf("| CUDA kernel (device-resident) | %.3f |\n", median_ms(warmup, iterations, cuda, [&] {
+                    rgb_to_gray_device(d_rgb.data_ptr<std::uint8_t>(), d_gray.data_ptr<std::uint8_t>(), pixels, nullptr);
+                  }));
+      std::printf("| CUDA kernel (with copies in and out) | %.3f |\n", median_ms(warmup, iterations, cuda, [&] {
+                    rgb_to_gray_cuda(rgb.data(), gray.data(), pixels);
+                  }));
+    } else {
+      std::printf("| CUDA kernel | n/a: no CUDA device |\n");
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusetrain bench kernels: error: %s\n", error_text(e).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ft
