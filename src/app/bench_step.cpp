@@ -7,9 +7,11 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "comm/backend.h"
 #include "comm/engine.h"
@@ -36,6 +38,8 @@ po::options_description step_options() {
       ("backend", po::value<std::string>()->default_value("mpi"), "mpi | gloo | nccl")
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
+      ("threads", po::value<int>()->default_value(0),
+       "CPU threads per rank (0 = cores / largest world size, the same for every world size)")
       ("help,h", "show this help");
   return options;
 }
@@ -69,6 +73,7 @@ int bench_step_worker(int argc, char** argv) {
     Config config;
     config.model.name = vm["model"].as<std::string>();
     config.train.device = vm["device"].as<std::string>();
+    config.train.threads = vm["threads"].as<int>();
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
     backend_options.name = vm["backend"].as<std::string>();
@@ -138,12 +143,19 @@ int bench_step(int argc, char** argv) {
     std::string forward;
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
-      if (arg.rfind("--ranks", 0) == 0) {
-        if (arg == "--ranks") ++i;
+      if (arg.rfind("--ranks", 0) == 0 || arg.rfind("--threads", 0) == 0) {
+        if (arg == "--ranks" || arg == "--threads") ++i;
         continue;
       }
       forward += " '" + arg + "'";
     }
+    // A rank stands for one device: give every world size the same threads per rank, so that
+    // efficiency measures the cost of distribution rather than of thread scaling inside one process.
+    const int largest = *std::max_element(ranks.begin(), ranks.end());
+    int threads = vm["threads"].as<int>();
+    if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / largest);
+    forward += cat(" --threads ", threads);
+    std::printf("threads per rank: %d\n\n", threads);
     std::printf("| ranks | images_per_s | per_rank | scaling_efficiency |\n|---|---|---|---|\n");
     double base = 0;
     for (int n : ranks) {

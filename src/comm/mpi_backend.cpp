@@ -88,7 +88,9 @@ void MpiBackend::run(const char* kind, std::size_t bytes, void* stream, std::siz
 }
 
 void MpiBackend::pipeline(std::size_t chunks, const PostChunk& post, std::vector<MPI_Request>& in_flight) {
-  PollBackoff wait(inspector_.timeout_s());
+  // A short spin window: on CPU hosts this thread shares cores with the ranks' compute threads, and
+  // sched_yield does not give a core away under CFS, so waiting for a slower peer must mostly sleep.
+  PollBackoff wait(inspector_.timeout_s(), kSpin);
   std::vector<int> finished(kMaxInFlight);
   std::size_t posted = 0, done = 0;
   while (done < chunks) {

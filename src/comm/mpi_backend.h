@@ -2,6 +2,7 @@
 // to a deadline, so that a missing rank becomes a StallError naming it instead of a hang.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -29,6 +30,7 @@ class MpiBackend final : public Backend {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
   static constexpr std::size_t kMaxInFlight = 3;
+  static constexpr std::chrono::microseconds kSpin{500};  // yield-only polling before sleeping
   static constexpr double kAbandonGraceS = 5;
 
   // Collective over world. Tests pass a small `chunk_bytes` to exercise chunk boundaries.
