@@ -1,5 +1,7 @@
 // IDX files -> 1-channel NHWC images. zlib's gzread reads both gzip and plain files, so one path serves
-// both; headers are checked for magic, shape and count before any pixel is read.
+// both; headers are checked for magic, shape and count before any pixel is read. Nothing is allocated
+// from a header's word alone: a plain file's claim is checked against its size first, and a gzip
+// stream is read in bounded chunks, growing the buffer only as data actually arrives.
 #include "data_prep/idx_reader.h"
 
 #include <zlib.h>
@@ -22,6 +24,9 @@ namespace {
 
 constexpr std::uint32_t kImageMagic = 0x00000803, kLabelMagic = 0x00000801;
 constexpr int kClasses = 10;
+constexpr std::uint32_t kMaxSide = 16384;                 // rows and cols each
+constexpr std::size_t kChunk = std::size_t{64} << 20;     // largest single growth of a gzip read
+constexpr std::uint64_t kImageHeader = 16, kLabelHeader = 8;
 
 // A gzip or plain file read through zlib, closed on scope exit.
 class GzReader {
@@ -46,6 +51,42 @@ class GzReader {
       FT_REQUIRE(got > 0, path_, ": truncated: the file ends after ", done, " of the ", size, " bytes of ",
                  what);
       done += static_cast<std::size_t>(got);
+    }
+  }
+
+  // Reads `size` bytes into `out` (replacing its contents) without trusting `size`: a plain file must
+  // hold `header + size` bytes (else the error is `short_file(file_size)`), and a gzip stream is read
+  // in chunks of at most kChunk, so a lying header costs at most one chunk beyond the real data.
+  template <typename ShortFile>
+  void read_claimed(std::vector<std::uint8_t>& out, std::uint64_t header, std::uint64_t size,
+                    const char* what, ShortFile&& short_file) {
+    out.clear();
+    if (gzdirect(file_)) {
+      std::error_code ec;
+      const std::uint64_t file_size = std::filesystem::file_size(path_, ec);
+      FT_REQUIRE(!ec, path_, ": cannot get the file size: ", ec.message());
+      if (file_size < header || file_size - header < size) throw Error(short_file(file_size));
+      out.resize(static_cast<std::size_t>(size));
+      read(out.data(), out.size(), what);
+      return;
+    }
+    std::uint64_t done = 0;
+    while (done < size) {
+      const auto step = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, kChunk));
+      out.resize(static_cast<std::size_t>(done) + step);
+      std::size_t got = 0;
+      while (got < step) {
+        const auto want = static_cast<unsigned>(std::min<std::size_t>(step - got, INT_MAX));
+        const int n = gzread(file_, out.data() + done + got, want);
+        if (n < 0) {
+          int code = 0;
+          throw Error(cat(path_, ": cannot read ", what, ": ", gzerror(file_, &code)));
+        }
+        FT_REQUIRE(n > 0, path_, ": truncated: the file ends after ", done + got, " of the ", size,
+                   " bytes of ", what);
+        got += static_cast<std::size_t>(n);
+      }
+      done += step;
     }
   }
 
@@ -85,20 +126,35 @@ RawSplit read_split(const std::string& images_path, const std::string& labels_pa
   images.expect_magic(kImageMagic, "IDX image (unsigned byte, 3 dimensions)");
   const std::uint32_t count = images.read_u32("the header");
   const std::uint32_t rows = images.read_u32("the header"), cols = images.read_u32("the header");
-  FT_REQUIRE(rows > 0 && cols > 0 && rows <= 65536 && cols <= 65536, images_path, ": image size ", rows, "x",
-             cols, " in the header is not plausible");
+  FT_REQUIRE(rows > 0 && cols > 0 && rows <= kMaxSide && cols <= kMaxSide, images_path, ": image size ", rows,
+             "x", cols, " in the header is not plausible (each side must be 1..", kMaxSide, ")");
   labels.expect_magic(kLabelMagic, "IDX label (unsigned byte, 1 dimension)");
   const std::uint32_t label_count = labels.read_u32("the header");
   FT_REQUIRE(label_count == count, labels_path, ": holds ", label_count, " labels but ", images_path,
              " holds ", count, " images");
 
-  RawSplit split;
+  // All in 64 bits: count < 2^32 and rows * cols <= 2^28, so no product overflows.
   const std::int64_t n = std::min<std::int64_t>(count, limit);
-  split.reset(static_cast<int>(rows), static_cast<int>(cols), 1, n);
-  split.images.resize(static_cast<std::size_t>(n) * split.image_bytes());
-  images.read(split.images.data(), split.images.size(), "pixels");
-  std::vector<std::uint8_t> raw_labels(static_cast<std::size_t>(n));
-  labels.read(raw_labels.data(), raw_labels.size(), "labels");
+  const std::uint64_t image_bytes = std::uint64_t{rows} * cols;
+  const std::uint64_t pixel_bytes = static_cast<std::uint64_t>(n) * image_bytes;
+  RawSplit split;
+  split.reset(static_cast<int>(rows), static_cast<int>(cols), 1, 0);  // grown by the reads below
+  images.read_claimed(split.images, kImageHeader, pixel_bytes, "pixels", [&](std::uint64_t file_size) {
+    const std::uint64_t need = kImageHeader + pixel_bytes;
+    if (n == static_cast<std::int64_t>(count))
+      return cat(images_path, ": header claims ", count, " images of ", rows, "x", cols, " (", need,
+                 " bytes with the header) but the file holds only ", file_size, " bytes");
+    return cat(images_path, ": header claims ", count, " images of ", rows, "x", cols, "; the first ", n,
+               " need ", need, " bytes with the header but the file holds only ", file_size, " bytes");
+  });
+  std::vector<std::uint8_t> raw_labels;
+  labels.read_claimed(raw_labels, kLabelHeader, static_cast<std::uint64_t>(n), "labels",
+                      [&](std::uint64_t file_size) {
+                        return cat(labels_path, ": header claims ", count, " labels (", kLabelHeader + n,
+                                   " bytes with the header needed) but the file holds only ", file_size,
+                                   " bytes");
+                      });
+  split.labels.reserve(raw_labels.size());
   for (std::size_t i = 0; i < raw_labels.size(); ++i) {
     FT_REQUIRE(raw_labels[i] < kClasses, labels_path, ": label ", int{raw_labels[i]}, " of image ", i,
                " is outside 0..", kClasses - 1);

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
+#include "data_prep/image_codec.h"
 #include "data_prep/image_folder_reader.h"
 #include "prep_test_util.h"
 
@@ -143,6 +146,82 @@ TEST(ImageFolderReader, UndecodableImagesAreNamed) {
   fs::resize_file(png, fs::file_size(png) - 20);
   expect_prep_fails(options_for(Format::folder, root / "in", root / "out"), "test/cat/t.png",
                     "cannot decode PNG");
+}
+
+// Fuzzing regressions: a few hundred bytes declaring a 65000 x 65000 JPEG or a 900000 x 900000 PNG
+// used to allocate gigabytes (the PNG size even overflowed 32 bits). The header is now checked first.
+void put_be32(Bytes& bytes, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) bytes[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
+}
+
+// A small real JPEG whose SOF header claims height x width.
+Bytes jpeg_declaring(std::uint16_t height, std::uint16_t width) {
+  Bytes jpeg = jpeg_bytes(16, 16, gradient(16, 16, 0));
+  for (std::size_t i = 2; i + 8 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] >= 0xC0 && jpeg[i + 1] <= 0xC2) {  // SOF0..SOF2
+      jpeg[i + 5] = static_cast<std::uint8_t>(height >> 8);
+      jpeg[i + 6] = static_cast<std::uint8_t>(height);
+      jpeg[i + 7] = static_cast<std::uint8_t>(width >> 8);
+      jpeg[i + 8] = static_cast<std::uint8_t>(width);
+      return jpeg;
+    }
+  }
+  ADD_FAILURE() << "no SOF marker in the test JPEG";
+  return jpeg;
+}
+
+// A small real PNG whose IHDR claims height x width (with its CRC fixed, so libpng accepts the header).
+Bytes png_declaring(const fs::path& scratch, std::uint32_t height, std::uint32_t width) {
+  const fs::path tmp = scratch / "small.png";
+  write_png(tmp, 4, 5, gradient(4, 5, 0));
+  std::ifstream in(tmp, std::ios::binary);
+  Bytes png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(tmp);
+  put_be32(png, 16, width);  // 8-byte signature, IHDR length and type, then width and height
+  put_be32(png, 20, height);
+  put_be32(png, 29, static_cast<std::uint32_t>(crc32(0, png.data() + 12, 17)));  // type + 13 data bytes
+  return png;
+}
+
+std::string decode_error(const Bytes& bytes, const std::string& path) {
+  ImageDecoder decoder;
+  try {
+    decoder.decode(bytes, path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ImageFolderReader, HugeDeclaredJpegIsRefusedFromItsHeader) {
+  const fs::path root = scratch_dir();
+  EXPECT_EQ(decode_error(jpeg_declaring(65000, 65000), "x/big.jpg"),
+            "x/big.jpg: JPEG header declares 65000x65000 pixels, beyond the limit of 32768 per side and "
+            "67108864 pixels in all");
+  EXPECT_NE(decode_error(jpeg_declaring(16, 40000), "x/wide.jpg").find("x/wide.jpg: JPEG header declares 40000x16"),
+            std::string::npos);
+  EXPECT_NE(decode_error(jpeg_declaring(8193, 8192), "x/many.jpg").find("declares 8192x8193 pixels"),
+            std::string::npos);
+  write_png_tree(root / "in");
+  write_file(root / "in" / "train" / "dog" / "huge.jpg", jpeg_declaring(65000, 65000));
+  expect_prep_fails(options_for(Format::folder, root / "in", root / "out"), "train/dog/huge.jpg",
+                    "JPEG header declares 65000x65000 pixels");
+}
+
+TEST(ImageFolderReader, HugeDeclaredPngIsRefusedFromItsHeader) {
+  const fs::path root = scratch_dir();
+  EXPECT_EQ(decode_error(png_declaring(root, 900000, 900000), "x/big.png"),
+            "x/big.png: PNG header declares 900000x900000 pixels, beyond the limit of 32768 per side and "
+            "67108864 pixels in all");
+  EXPECT_NE(decode_error(png_declaring(root, 9000, 9000), "x/many.png").find("declares 9000x9000 pixels"),
+            std::string::npos);
+  // A header within the limit is still decoded (and then fails on the short data, naming the file).
+  const std::string small = decode_error(png_declaring(root, 40, 50), "x/ok.png");
+  EXPECT_NE(small.find("x/ok.png: cannot decode PNG"), std::string::npos) << small;
+  write_png_tree(root / "in");
+  write_file(root / "in" / "test" / "cat" / "huge.png", png_declaring(root, 900000, 900000));
+  expect_prep_fails(options_for(Format::folder, root / "in", root / "out"), "test/cat/huge.png",
+                    "PNG header declares 900000x900000 pixels");
 }
 
 TEST(ImageFolderReader, TestClassesMustMatchTrainClasses) {
