@@ -55,6 +55,22 @@ RankRecord decode(const std::string& text) {
   return r;
 }
 
+// "<model>-<data folder>-<ranks>r": the start of default results and checkpoint names.
+std::string default_stem(const Config& config, int ranks) {
+  const auto data_dir = std::filesystem::path(config.data.path).lexically_normal();
+  const auto data_name = (data_dir.has_filename() ? data_dir : data_dir.parent_path()).filename().string();
+  return cat(config.model.name, "-", data_name, "-", ranks, "r");
+}
+
+// 16 hex digits of FNV-1a over the resolved config: equal configs give equal names.
+std::string config_digest(const Config& config) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : dump_config(config)) hash = (hash ^ c) * 1099511628211ull;
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 std::string timestamp(const char* format) {
   const std::time_t now = std::time(nullptr);
   char text[64];
@@ -94,13 +110,30 @@ int train(const Config& config, const std::string& command_line, int argc, char*
     const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
     std::string name = config.output.name;
     if (name.empty()) {
-      const auto data_dir = std::filesystem::path(config.data.path).lexically_normal();
-      const auto data_name = (data_dir.has_filename() ? data_dir : data_dir.parent_path()).filename().string();
-      name = world.broadcast(cat(config.model.name, "-", data_name,
-                                 "-", world.size(), "r-", timestamp("%Y%m%d-%H%M%S")));
+      name = world.broadcast(cat(default_stem(config, world.size()), "-", timestamp("%Y%m%d-%H%M%S")));
     }
     const std::string path = (std::filesystem::path(config.output.dir) / (name + ".h5")).string();
-    if (world.rank() == 0) ensure_writable_directory(config.output.dir);
+    // Without output.name the results file is timestamped, but the checkpoint must keep one name per
+    // config so that a restarted job finds it.
+    Config without_epochs = config;
+    without_epochs.train.epochs = 0;
+    const std::string checkpoint_name =
+        config.output.name.empty() ? cat(default_stem(config, world.size()), "-", config_digest(without_epochs)) : name;
+    const std::string checkpoint =
+        (std::filesystem::path(config.output.dir) / (checkpoint_name + ".ckpt")).string();
+    if (world.rank() == 0) {
+      // Every output is probed now, not after hours of training.
+      ensure_writable_directory(config.output.dir);
+      FT_REQUIRE(!std::filesystem::is_directory(path), "results path ", path, " is a directory");
+      if (!config.distributed.timeline.empty()) {
+        const auto timeline_dir = std::filesystem::path(config.distributed.timeline).parent_path();
+        ensure_writable_directory(timeline_dir.empty() ? "." : timeline_dir.string());
+        FT_REQUIRE(!std::filesystem::is_directory(config.distributed.timeline), "distributed.timeline ",
+                   config.distributed.timeline, " is a directory");
+      }
+      remove_stale_temporaries(path);
+      remove_stale_temporaries(checkpoint);
+    }
     world.barrier();
 
     BackendOptions backend_options;
@@ -117,7 +150,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
       std::fflush(stdout);
     }
     TrainerOptions trainer_options;
-    trainer_options.checkpoint_path = (std::filesystem::path(config.output.dir) / (name + ".ckpt")).string();
+    trainer_options.checkpoint_path = checkpoint;
     trainer_options.timeline = &timeline;
     Trainer trainer(config, world, *backend, device, trainer_options);
     GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
@@ -128,7 +161,6 @@ int train(const Config& config, const std::string& command_line, int argc, char*
     const auto all_samples = world.allgather(samples.str());
 
     const auto encoded = world.allgather(encode(outcome.rank));
-    if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
     if (world.rank() == 0) {
       RunRecord record;
       record.name = name;
@@ -160,6 +192,8 @@ int train(const Config& config, const std::string& command_line, int argc, char*
       p.world_size = world.size();
       p.node_count = world.node_count();
       write_results(path, record);
+      // Only now is the run safely recorded: the checkpoint is no longer needed.
+      std::filesystem::remove(checkpoint);
       const auto& s = record.summary;
       std::printf("done: %d epochs in %.1f s (training %.1f s), %.0f img/s, final test acc %.2f%%, best %.2f%% "
                   "(epoch %d), peak memory %.1f MiB%s\nresults: %s\n",
@@ -168,6 +202,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
                   s.overfit ? cat(", overfitting from epoch ", s.overfit_epoch).c_str() : "", path.c_str());
       std::fflush(stdout);
     }
+    if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
     world.barrier();
   } catch (const Interrupted& e) {
     // Every rank stopped at the same step; rank 0 wrote the checkpoint.

@@ -2,7 +2,6 @@
 // to its own start, which is aligned closely enough by the barrier-synchronised start of training.
 #include "comm/timeline.h"
 
-#include <fstream>
 #include <sstream>
 
 #include "io/atomic_file.h"
@@ -46,16 +45,11 @@ void Timeline::write(const World& world, const std::string& path) const {
   }
   const auto all = world.allgather(mine.str());
   if (world.rank() != 0) return;
-  AtomicFile file(path);
-  {
-    std::ofstream out(file.temp_path());
-    FT_REQUIRE(out, "cannot write timeline ", path);
-    out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-    for (std::size_t r = 0; r < all.size(); ++r) out << all[r] << (r + 1 < all.size() ? ",\n" : "\n");
-    out << "]}\n";
-    FT_REQUIRE(out.good(), "cannot write timeline ", path);
-  }
-  file.commit();
+  std::ostringstream out;
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  for (std::size_t r = 0; r < all.size(); ++r) out << all[r] << (r + 1 < all.size() ? ",\n" : "\n");
+  out << "]}\n";
+  write_file_atomically(path, out.str());
 }
 
 }  // namespace ft

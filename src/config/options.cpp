@@ -19,9 +19,18 @@ const char* type_name() {
   else return "string";
 }
 
+// "an int", "a float": the article for type_name() in messages.
+template <typename T>
+const char* a_type_name() {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return "an int";
+  else if constexpr (std::is_same_v<T, bool>) return "a bool";
+  else if constexpr (std::is_floating_point_v<T>) return "a float";
+  else return "a string";
+}
+
 template <typename T>
 T convert(const YAML::Node& node, const std::string& where) {
-  FT_REQUIRE(node.IsScalar(), where, ": expected a ", type_name<T>(), " value, got a ",
+  FT_REQUIRE(node.IsScalar(), where, ": expected ", a_type_name<T>(), " value, got a ",
              node.IsMap() ? "map" : node.IsSequence() ? "list" : "null");
   try {
     if constexpr (std::is_same_v<T, bool>) {
@@ -36,7 +45,7 @@ T convert(const YAML::Node& node, const std::string& where) {
       return node.as<T>();
     }
   } catch (const YAML::Exception&) {
-    throw Error(cat(where, ": expected a ", type_name<T>(), " value, got '", node.Scalar(), "'"));
+    throw Error(cat(where, ": expected ", a_type_name<T>(), " value, got '", node.Scalar(), "'"));
   }
 }
 

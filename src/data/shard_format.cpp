@@ -37,6 +37,7 @@ void write_shard(const std::string& path, const ShardMeta& meta, const std::uint
     h5::set_attr(file, "shard_count", meta.shard_count);
     h5::set_attr(file, "source_sha256", meta.source_sha256);
     h5::set_attr(file, "format_version", meta.format_version);
+    file.close();
   }
   out.commit();
 }

@@ -86,12 +86,12 @@ HostSplit ShardReader::read(std::int64_t begin, std::int64_t end) const {
     } catch (const Error& e) {
       throw Error(cat(files_[f], ": ", e.what()));
     }
-  }
-  const auto classes = static_cast<std::int32_t>(meta_.class_names.size());
-  for (std::size_t i = 0; i < out.labels.size(); ++i) {
-    FT_REQUIRE(out.labels[i] >= 0 && out.labels[i] < classes, "label ", out.labels[i], " of image ",
-               begin + static_cast<std::int64_t>(i), " of the split is outside 0..",
-               classes - 1);
+    const auto classes = static_cast<std::int32_t>(meta_.class_names.size());
+    for (std::int64_t i = lo; i < hi; ++i) {
+      const std::int32_t label = out.labels[static_cast<std::size_t>(i - begin)];
+      FT_REQUIRE(label >= 0 && label < classes, files_[f], ": label ", label, " of image ", i - file_begin,
+                 " is outside 0..", classes - 1, " (", classes, " class names)");
+    }
   }
   return out;
 }

@@ -3,10 +3,12 @@
 #include "io/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -31,6 +33,39 @@ void AtomicFile::commit() {
   FT_REQUIRE(std::rename(temp_.c_str(), target_.c_str()) == 0, "cannot rename ", temp_, " to ",
              target_, ": ", std::strerror(errno));
   committed_ = true;
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  AtomicFile file(path);
+  const int fd = ::open(file.temp_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  FT_REQUIRE(fd >= 0, "cannot create ", file.temp_path(), ": ", std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error(cat("cannot write ", path, ": ", std::strerror(err)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  FT_REQUIRE(::close(fd) == 0, "cannot write ", path, ": ", std::strerror(errno));
+  file.commit();
+}
+
+void remove_stale_temporaries(const std::string& target) {
+  namespace fs = std::filesystem;
+  const fs::path path(target);
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const std::string prefix = path.filename().string() + ".partial-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
 }
 
 void ensure_writable_directory(const std::string& dir) {

@@ -23,6 +23,13 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// Writes `bytes` to `path` through an AtomicFile, checking every write (a full disk is an error naming
+// the path, and the old file, if any, stays).
+void write_file_atomically(const std::string& path, const std::string& bytes);
+
+// Removes temporaries of `target` left by processes that no longer exist (a crash mid-write).
+void remove_stale_temporaries(const std::string& target);
+
 // Fails early, naming the directory, when it cannot be created or written (before any training).
 void ensure_writable_directory(const std::string& dir);
 

@@ -3,21 +3,26 @@
 #include "io/h5.h"
 
 #include <mutex>
+#include <vector>
 
 namespace ft::h5 {
 namespace {
 
-herr_t collect_error(unsigned n, const H5E_error2_t* err, void* data) {
-  auto* out = static_cast<std::string*>(data);
-  if (n == 0 && err->desc) *out = err->desc;
+herr_t collect_error(unsigned, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::vector<std::string>*>(data);
+  if (err->desc && *err->desc) out->push_back(err->desc);
   return 0;
 }
 
+// The outermost description (what failed) and the innermost (why), e.g. "unable to open file
+// (truncated file: eof = 2048, sblock->base_addr = 0, stored_eof = 53248)".
 std::string error_stack() {
-  std::string description;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &description);
+  std::vector<std::string> descriptions;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &descriptions);
   H5Eclear2(H5E_DEFAULT);
-  return description;
+  if (descriptions.empty()) return "unknown HDF5 error";
+  if (descriptions.size() == 1) return descriptions.front();
+  return descriptions.front() + " (" + descriptions.back() + ")";
 }
 
 void silence_library() {
@@ -84,18 +89,31 @@ template hid_t check<hid_t>(hid_t, const char*, const char*, int);
 template herr_t check<herr_t>(herr_t, const char*, const char*, int);
 template hssize_t check<hssize_t>(hssize_t, const char*, const char*, int);
 
-Handle::~Handle() {
-  if (id_ < 0) return;
-  switch (H5Iget_type(id_)) {
-    case H5I_FILE: H5Fclose(id_); break;
-    case H5I_GROUP: H5Gclose(id_); break;
-    case H5I_DATASET: H5Dclose(id_); break;
-    case H5I_DATASPACE: H5Sclose(id_); break;
-    case H5I_DATATYPE: H5Tclose(id_); break;
-    case H5I_ATTR: H5Aclose(id_); break;
-    case H5I_GENPROP_LST: H5Pclose(id_); break;
-    default: break;
+namespace {
+herr_t close_id(hid_t id) {
+  switch (H5Iget_type(id)) {
+    case H5I_FILE: return H5Fclose(id);
+    case H5I_GROUP: return H5Gclose(id);
+    case H5I_DATASET: return H5Dclose(id);
+    case H5I_DATASPACE: return H5Sclose(id);
+    case H5I_DATATYPE: return H5Tclose(id);
+    case H5I_ATTR: return H5Aclose(id);
+    case H5I_GENPROP_LST: return H5Pclose(id);
+    default: return 0;
   }
+}
+}  // namespace
+
+Handle::~Handle() {
+  if (id_ >= 0) close_id(id_);
+}
+
+void Handle::close() {
+  if (id_ < 0) return;
+  const hid_t id = id_;
+  id_ = H5I_INVALID_HID;
+  FT_REQUIRE(close_id(id) >= 0, "HDF5 could not flush and close its file: ", error_stack(),
+             " (is the file system full?)");
 }
 
 Handle& Handle::operator=(Handle&& other) noexcept {

@@ -30,6 +30,9 @@ class Handle {
   Handle& operator=(const Handle&) = delete;
   hid_t id() const { return id_; }
   operator hid_t() const { return id_; }
+  // Closes now and throws when HDF5 reports a failure (e.g. a full disk while flushing a file);
+  // the destructor closes silently, so writers call this before committing a file.
+  void close();
 
  private:
   hid_t id_ = H5I_INVALID_HID;

@@ -116,6 +116,12 @@ void write_results(const std::string& path, const RunRecord& r) {
     h5::set_attr(summary, "stopped_early", static_cast<std::int64_t>(s.stopped_early));
     h5::set_attr(summary, "optimizer_steps", s.optimizer_steps);
     h5::set_attr(summary, "skipped_steps", s.skipped_steps);
+    summary.close();
+    util.close();
+    ranks.close();
+    epochs.close();
+    prov.close();
+    file.close();
   }
   out.commit();
 }

@@ -10,6 +10,8 @@
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #endif
 
+#include <sstream>
+
 #include "io/atomic_file.h"
 #include "runtime/error.h"
 #include "train/precision.h"
@@ -68,9 +70,15 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
 #ifdef FUSETRAIN_WITH_CUDA
   if (device.is_cuda()) archive.write("rng_cuda", at::cuda::detail::getDefaultCUDAGenerator(device.index()).get_state());
 #endif
-  AtomicFile file(path);
-  archive.save_to(file.temp_path());
-  file.commit();
+  // Serialise in memory, then write with checked system calls: LibTorch's file writer throws from a
+  // destructor when the disk fills, which would terminate the process.
+  std::ostringstream bytes;
+  try {
+    archive.save_to(bytes);
+  } catch (const c10::Error& e) {
+    throw Error(cat("cannot serialise checkpoint ", path, ": ", e.what_without_backtrace()));
+  }
+  write_file_atomically(path, bytes.str());
 }
 
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,

@@ -274,7 +274,7 @@ TrainOutcome Trainer::run() {
         synchronize(device_);
         save(epoch, step + 1, global_step + 1, loss_sum.item<double>(), correct.item<std::int64_t>());
         throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
-                              checkpoint.empty() ? std::string(" (no checkpoint: output.name unset)")
+                              checkpoint.empty() ? std::string(" (no checkpoint requested)")
                                                  : cat("; checkpoint ", checkpoint)));
       }
     }
@@ -326,7 +326,6 @@ TrainOutcome Trainer::run() {
     }
   }
   synchronize(device_);
-  if (!checkpoint.empty() && world_.rank() == 0) std::filesystem::remove(checkpoint);
 
   // --- summary ---
   auto& s = out.summary;

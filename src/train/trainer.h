@@ -33,7 +33,8 @@ class Interrupted : public Error {
 };
 
 struct TrainerOptions {
-  std::string checkpoint_path;  // "" = no checkpoints; else resumed from when present, removed at the end
+  std::string checkpoint_path;  // "" = no checkpoints; else resumed from when present (the caller
+                                // removes it once the results are safely written)
   Timeline* timeline = nullptr;
 };
 

@@ -50,7 +50,7 @@ TEST(ConfigLoader, UnknownKeyNamesFileLineAndNearestKey) {
 TEST(ConfigLoader, WrongTypeNamesTheKey) {
   const auto msg = error_of("data: {batch_size: many}\n");
   EXPECT_NE(msg.find("data.batch_size"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("expected a int"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected an int"), std::string::npos) << msg;
   EXPECT_NE(error_of("data: {batch_size: 1.5}\n").find("expected an integer"), std::string::npos);
   EXPECT_NE(error_of("data: {normalize: perhaps}\n").find("data.normalize"), std::string::npos);
   EXPECT_NE(error_of("data: [1, 2]\n").find("expected a map"), std::string::npos);

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Bad configurations must stop fusetrain before MPI or any rank allocates anything: exit status 2, one message
+# naming the file, line, column and key (even under mpirun -np 2), no output folder, within seconds.
+set -euo pipefail
+# shellcheck source=tests/failure/lib.sh
+source "$(dirname "$0")/lib.sh"
+prep_data "$WORK/data"
+runs=$WORK/runs
+
+# config_case NAME YAML EXPECTED_REGEX [extra fusetrain args...]: one bad config run by a single process.
+config_case() {
+  local name=$1 yaml=$2 expected=$3
+  shift 3
+  printf '%s\n' "$yaml" > "$WORK/$name.yaml"
+  run_case "$name" 30 "$FT" train --config "$WORK/$name.yaml" "$@"
+  expect_status 2
+  expect_message "^fusetrain: config error: .*$expected"
+  expect_count 1 "error:"
+  expect_no_message "^fusetrain [0-9.]+: |^epoch "
+  expect_absent "$runs"
+  expect_faster_than 10
+  pass
+}
+
+base="data: {path: $WORK/data}
+output: {dir: $runs}"
+
+# Malformed YAML: file, line and column of the problem.
+check config_case malformed_yaml "$base
+model:
+  name: simple_cnn
+  dropout: 0.5: 0.6" "malformed_yaml\.yaml:5:[0-9]+: malformed YAML: illegal map value"
+check config_case malformed_tab "$base
+model:
+	name: simple_cnn" "malformed_tab\.yaml:4:[0-9]+: malformed YAML"
+
+# Unknown keys: the nearest valid key is suggested, for a section and for a key inside one.
+check config_case unknown_key "$base
+optimizer: {lr: 0.1, momentun: 0.9}" "unknown_key\.yaml:3:22: key 'optimizer\.momentun': unknown key \(did you mean 'optimizer\.momentum'\?\)"
+check config_case unknown_section "$base
+optimiser: {lr: 0.1}" "unknown_section\.yaml:3:1: key 'optimiser': unknown key \(did you mean 'optimizer'\?\)"
+check config_case unknown_set_key "$base" "--set data\.batch_sise=8: key 'data\.batch_sise': unknown key \(did you mean 'data\.batch_size'\?\)" \
+  --set data.batch_sise=8
+
+# Wrong types.
+check config_case wrong_type_int "$base
+data: {path: $WORK/data, batch_size: many}" "wrong_type_int\.yaml:3:[0-9]+: key 'data\.batch_size': expected an? int value, got 'many'"
+check config_case wrong_type_fraction "$base
+train: {epochs: 1.5}" "wrong_type_fraction\.yaml:3:[0-9]+: key 'train\.epochs': expected an integer, got '1\.5'"
+check config_case wrong_type_map "$base
+train: [1, 2]" "wrong_type_map\.yaml:3:1: key 'train': expected a map of settings"
+check config_case wrong_choice "$base
+optimizer: {name: adagrad}" "wrong_choice\.yaml:3:[0-9]+: key 'optimizer\.name': 'adagrad' is not one of sgd\|adam\|adamw\|rmsprop"
+
+# Out-of-range values.
+check config_case negative_lr "$base
+optimizer: {lr: -0.1}" "negative_lr\.yaml:3:[0-9]+: key 'optimizer\.lr': must be > 0, got -0\.1"
+check config_case dropout_range "$base" "--set model\.dropout=1\.5: key 'model\.dropout': must be between 0 and 0\.99, got 1\.5" \
+  --set model.dropout=1.5
+check config_case zero_batch "$base" "--set data\.batch_size=0: key 'data\.batch_size': must be >= 1, got 0" --set data.batch_size=0
+check config_case infinite_timeout "$base
+distributed: {stall_timeout_s: .inf}" "key 'distributed\.stall_timeout_s': must be a finite number"
+
+# Contradictory settings. On a host without CUDA, nccl is rejected first even with allow_device_sharing.
+check config_case nccl_device_sharing "$base
+distributed: {backend: nccl, allow_device_sharing: true}" "(allow_device_sharing cannot be used with backend 'nccl'|distributed\.backend 'nccl' needs CUDA)"
+if ! "$FT" info 2>/dev/null | grep -Eqi "cuda devices?: [1-9]"; then
+  check config_case fp16_on_cpu "$base
+precision: {dtype: fp16}" "precision\.dtype 'fp16' needs a CUDA device; use fp32 on CPU"
+  check config_case nccl_on_cpu "$base
+distributed: {backend: nccl}" "distributed\.backend 'nccl' needs CUDA devices; use 'mpi' or 'gloo' on CPU"
+  check config_case cuda_on_cpu "$base
+train: {device: cuda}" "train\.device is 'cuda' but no CUDA device is available"
+fi
+check config_case buckets_inverted "$base
+distributed: {bucket_mib: 1, first_bucket_mib: 4}" "distributed\.first_bucket_mib \(4\) must not exceed distributed\.bucket_mib \(1\)"
+missing_file() {
+  run_case missing_file 30 "$FT" train --config "$WORK/no_such.yaml"
+  expect_status 2
+  expect_message "^fusetrain: config error: cannot read config file .*/no_such\.yaml"
+  pass
+}
+check missing_file
+
+# Under mpirun every rank fails the same way before MPI_Init, and only one prints.
+mpirun_case() {
+  # shellcheck disable=SC2086
+  run_case "mpirun_$1" 60 $FUSETRAIN_MPIRUN -np 2 "$FT" train --config "$WORK/$1.yaml"
+  expect_status 2
+  expect_count 1 "^fusetrain: config error: "
+  expect_no_message "^fusetrain [0-9.]+: |^epoch |rank [0-9]+ .*error"
+  expect_absent "$runs"
+  expect_faster_than 20
+  pass
+}
+for name in malformed_yaml fp16_on_cpu; do
+  if [ -f "$WORK/$name.yaml" ]; then check mpirun_case "$name"; fi
+done
+finish "config errors"
