@@ -16,12 +16,13 @@ namespace ft {
 
 int report_command(int argc, char** argv) {
   po::options_description options("fusetrain report: table of results files\n\n"
-                                  "usage: fusetrain report [--csv] [--sort KEY] [--key CONFIG.KEY ...] FILE.h5...\n\n"
+                                  "usage: fusetrain report [--csv] [--sort KEY] [--group KEY] [--key CONFIG.KEY ...] FILE.h5...\n\n"
                                   "options");
   options.add_options()
       ("csv", "CSV instead of markdown")
       ("sort", po::value<std::string>(), "sort by a column (e.g. img_per_s, batch) or a config key (e.g. optimizer.lr)")
       ("key,k", po::value<std::vector<std::string>>()->composing(), "add a config key as a column (repeatable)")
+      ("group", po::value<std::string>(), "one table per value of a column or config key (CSV: a leading column)")
       ("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(), "results files");
@@ -49,6 +50,7 @@ int report_command(int argc, char** argv) {
     ReportOptions report;
     report.csv = vm.count("csv") > 0;
     if (vm.count("sort")) report.sort_by = vm["sort"].as<std::string>();
+    if (vm.count("group")) report.group_by = vm["group"].as<std::string>();
     if (vm.count("key")) report.extra_keys = vm["key"].as<std::vector<std::string>>();
     std::cout << report_table(runs, report);
   } catch (const std::exception& e) {

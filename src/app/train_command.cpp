@@ -127,7 +127,11 @@ int train(const Config& config, const std::string& command_line, int argc, char*
       FT_REQUIRE(!std::filesystem::is_directory(path), "results path ", path, " is a directory");
       if (!config.distributed.timeline.empty()) {
         const auto timeline_dir = std::filesystem::path(config.distributed.timeline).parent_path();
-        ensure_writable_directory(timeline_dir.empty() ? "." : timeline_dir.string());
+        try {
+          ensure_writable_directory(timeline_dir.empty() ? "." : timeline_dir.string());
+        } catch (const Error& e) {
+          throw Error(cat("distributed.timeline ", config.distributed.timeline, " cannot be written: ", e.what()));
+        }
         FT_REQUIRE(!std::filesystem::is_directory(config.distributed.timeline), "distributed.timeline ",
                    config.distributed.timeline, " is a directory");
       }

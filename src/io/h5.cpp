@@ -132,6 +132,23 @@ Handle create_file(const std::string& path) {
   return Handle(id);
 }
 
+Handle create_memory_file(const std::string& name) {
+  silence_library();
+  Handle access(FT_CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
+  FT_CHECK_H5(H5Pset_fapl_core(access, 1 << 20, /*backing_store=*/0));
+  return Handle(FT_CHECK_H5(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access)));
+}
+
+std::string file_image(hid_t file) {
+  FT_CHECK_H5(H5Fflush(file, H5F_SCOPE_GLOBAL));
+  const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+  FT_CHECK(size > 0, "HDF5 call failed: H5Fget_file_image: ", error_stack());
+  std::string image(static_cast<std::size_t>(size), '\0');
+  FT_CHECK(H5Fget_file_image(file, image.data(), image.size()) == size, "HDF5 call failed: H5Fget_file_image: ",
+           error_stack());
+  return image;
+}
+
 Handle open_file(const std::string& path, bool writable) {
   silence_library();
   FT_REQUIRE(H5Fis_hdf5(path.c_str()) > 0, "cannot open ", path,

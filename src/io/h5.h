@@ -39,6 +39,10 @@ class Handle {
 };
 
 Handle create_file(const std::string& path);  // truncates
+// A file held in memory only (core driver, no backing store); file_image() returns its bytes, which
+// the caller writes with checked I/O (small files such as results, where a full disk must be an error).
+Handle create_memory_file(const std::string& name);
+std::string file_image(hid_t file);
 Handle open_file(const std::string& path, bool writable = false);
 Handle create_group(hid_t parent, const std::string& name);
 Handle open_group(hid_t parent, const std::string& name);

@@ -12,6 +12,7 @@ namespace ft {
 struct ReportOptions {
   std::vector<std::string> extra_keys;  // config keys shown as extra columns, e.g. optimizer.name
   std::string sort_by;                  // a column name or config key; "" keeps the input order
+  std::string group_by;                 // a column name or config key: one table per value (CSV: a column)
   bool csv = false;
 };
 

@@ -25,9 +25,11 @@ void write_column(hid_t group, const std::string& name, const std::vector<double
 }  // namespace
 
 void write_results(const std::string& path, const RunRecord& r) {
-  AtomicFile out(path);
+  // Built in memory and written with checked system calls: a full disk is an error naming the path,
+  // never a broken file (HDF5's own writer cannot report a failed flush reliably).
+  std::string image;
   {
-    h5::Handle file = h5::create_file(out.temp_path());
+    h5::Handle file = h5::create_memory_file(path);
     h5::set_attr(file, "format", "fusetrain-results");
     h5::set_attr(file, "format_version", kResultsFormatVersion);
     h5::set_attr(file, "name", r.name);
@@ -121,9 +123,10 @@ void write_results(const std::string& path, const RunRecord& r) {
     ranks.close();
     epochs.close();
     prov.close();
+    image = h5::file_image(file);
     file.close();
   }
-  out.commit();
+  write_file_atomically(path, image);
 }
 
 RunRecord read_results(const std::string& path) {

@@ -92,6 +92,21 @@ TEST(Report, MarkdownAndCsvWithConfigKeysAndNumericSort) {
   const auto csv = report_table(runs, options);
   EXPECT_EQ(csv.rfind("run,model,dataset,ranks,backend,batch", 0), 0u) << csv;
   EXPECT_EQ(config_value(runs[0], "data.batch_size"), "128");
+
+  auto mixed = runs;
+  mixed[1].provenance.world_size = 1;
+  ReportOptions grouped;
+  grouped.group_by = "ranks";
+  grouped.sort_by = "batch";
+  const auto tables = report_table(mixed, grouped);
+  ASSERT_NE(tables.find("### ranks = 1"), std::string::npos) << tables;
+  ASSERT_NE(tables.find("### ranks = 2"), std::string::npos) << tables;
+  EXPECT_LT(tables.find("### ranks = 1"), tables.find("| b16 |"));
+  EXPECT_GT(tables.find("| b32 |"), tables.find("### ranks = 2"));
+  grouped.csv = true;
+  const auto csv_grouped = report_table(mixed, grouped);
+  EXPECT_EQ(csv_grouped.rfind("ranks,run,model", 0), 0u) << csv_grouped;
+  EXPECT_NE(csv_grouped.find("\n1,b16,"), std::string::npos) << csv_grouped;
   EXPECT_EQ(config_value(runs[0], "missing.key"), "");
 }
 
