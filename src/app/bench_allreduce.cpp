@@ -1,6 +1,7 @@
 // All-reduce benchmark implementation: medians over timed iterations after warm-up, each iteration
 // starting from a barrier; rank 0 prints the table with the ratios b/c (fusion overhead against the
 // ideal single buffer) and a/b (what fusion saves over per-tensor collectives).
+#include "app/command_line.h"
 #include "app/error_text.h"
 #include "app/bench_allreduce.h"
 
@@ -24,11 +25,6 @@ namespace po = boost::program_options;
 
 namespace ft {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 double time_median(const World& world, int warmup, int iterations, const at::Device& device,
                    const std::function<void()>& body) {
@@ -60,13 +56,7 @@ int bench_allreduce(int argc, char** argv) {
       ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases")
       ("help,h", "show this help");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "fusetrain bench allreduce: %s\n", e.what());
-    return 2;
-  }
+  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench allreduce")) return 2;
   if (vm.count("help")) return std::cout << options, 0;
 
   World world(&argc, &argv);

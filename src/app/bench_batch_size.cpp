@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "app/command_line.h"
 #include "app/error_text.h"
 #include "models/network.h"
 #include "monitor/gpu_sampler.h"
@@ -76,13 +77,7 @@ int bench_batch_size(int argc, char** argv) {
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
       ("help,h", "show this help");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "fusetrain bench batch-size: %s\n", e.what());
-    return 2;
-  }
+  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench batch-size")) return 2;
   if (vm.count("help")) return std::cout << options, 0;
   World world(&argc, &argv);
   try {
@@ -91,9 +86,7 @@ int bench_batch_size(int argc, char** argv) {
     config.train.device = vm["device"].as<std::string>();
     config.optimizer.momentum = 0.9;
     const at::Device device = place_rank(config, world);
-    InputShape shape;
-    FT_REQUIRE(std::sscanf(vm["image"].as<std::string>().c_str(), "%dx%dx%d", &shape.channels, &shape.height,
-                           &shape.width) == 3, "--image must look like 3x32x32");
+    const InputShape shape = parse_image_shape(vm["image"].as<std::string>());
     int ceiling = vm["max-batch"].as<int>();
     if (ceiling == 0) ceiling = device.is_cuda() ? 65536 : 1024;
     std::printf("%s on %s, %s images\n\n| batch | images_per_s | peak_MiB | gpu_util_%% |\n|---|---|---|---|\n",

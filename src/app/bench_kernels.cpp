@@ -11,6 +11,7 @@
 #include <iostream>
 #include <vector>
 
+#include "app/command_line.h"
 #include "app/error_text.h"
 #include "kernels/rgb_to_gray.h"
 #include "models/fused_conv_relu.h"
@@ -31,8 +32,7 @@ double median_ms(int warmup, int iterations, const at::Device& device, const std
     synchronize(device);
     if (i >= warmup) times.push_back(clock.seconds() * 1e3);
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return median(times);
 }
 
 struct ConvCase {
@@ -82,13 +82,7 @@ int bench_kernels(int argc, char** argv) {
       ("warmup", po::value<int>()->default_value(3), "untimed repetitions")
       ("help,h", "show this help");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "fusetrain bench kernels: %s\n", e.what());
-    return 2;
-  }
+  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench kernels")) return 2;
   if (vm.count("help")) return std::cout << options, 0;
   try {
     const int warmup = vm["warmup"].as<int>(), iterations = vm["iterations"].as<int>(), k = vm["kernel"].as<int>();

@@ -1,5 +1,6 @@
 // Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD, so the
 // figure is the framework's own step rate. Scaling efficiency = images/s at N ranks / (N x images/s at 1).
+#include "app/command_line.h"
 #include "app/error_text.h"
 #include "app/bench_step.h"
 
@@ -44,17 +45,6 @@ po::options_description step_options() {
   return options;
 }
 
-bool parse(po::options_description& options, int argc, char** argv, po::variables_map& vm) {
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-    po::notify(vm);
-    return true;
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "fusetrain bench step: %s\n", e.what());
-    return false;
-  }
-}
-
 std::string self_path() {
   char path[4096];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -67,7 +57,7 @@ std::string self_path() {
 int bench_step_worker(int argc, char** argv) {
   auto options = step_options();
   po::variables_map vm;
-  if (!parse(options, argc, argv, vm)) return 2;
+  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench step")) return 2;
   World world(&argc, &argv);
   try {
     Config config;
@@ -80,9 +70,7 @@ int bench_step_worker(int argc, char** argv) {
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
     auto backend = make_backend(world, backend_options);
 
-    InputShape shape;
-    FT_REQUIRE(std::sscanf(vm["image"].as<std::string>().c_str(), "%dx%dx%d", &shape.channels, &shape.height,
-                           &shape.width) == 3, "--image must look like 3x32x32");
+    const InputShape shape = parse_image_shape(vm["image"].as<std::string>());
     at::manual_seed(0);
     auto net = make_network(config.model, shape);
     net->to(device);
@@ -132,7 +120,7 @@ int bench_step_worker(int argc, char** argv) {
 int bench_step(int argc, char** argv) {
   auto options = step_options();
   po::variables_map vm;
-  if (!parse(options, argc, argv, vm)) return 2;
+  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench step")) return 2;
   if (vm.count("help")) return std::cout << options, 0;
   try {
     std::vector<int> ranks;

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "app/command_line.h"
 #include "app/error_text.h"
 #include "app/commands.h"
 #include "app/launch_env.h"
@@ -234,14 +235,7 @@ int train_command(int argc, char** argv) {
       ("help-config", "list every config key with its type, default and meaning")
       ("help,h", "show this help");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "fusetrain train: %s\n\n", e.what());
-    std::cerr << options;
-    return 2;
-  }
+  if (!parse_command_line(options, argc, argv, vm, "fusetrain train")) return 2;
   if (vm.count("help")) return std::cout << options, 0;
   if (vm.count("help-config")) return std::cout << config_reference(), 0;
   if (!vm.count("config")) {
