@@ -197,6 +197,12 @@ TrainOutcome Trainer::run() {
     save_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, p, device_);
   };
 
+  auto require_finite = [&](double first_bad_step, int epoch) {
+    FT_REQUIRE(first_bad_step < 0, "non-finite training loss at optimizer step ",
+               static_cast<std::int64_t>(first_bad_step), " (epoch ", epoch, ") with precision ", c.precision.dtype,
+               ": lower optimizer.lr or check the data; the last checkpoint (if any) is kept");
+  };
+
   // --- epochs ---
   const auto opts = at::TensorOptions().device(device_);
   std::int64_t global_step = position.global_step;
@@ -269,8 +275,14 @@ TrainOutcome Trainer::run() {
       phases.add(Phase::kOptimizer, phase.seconds());
       if (c.distributed.verify_replicas > 0 && (global_step + 1) % c.distributed.verify_replicas == 0)
         check_replicas(parameters, world_, global_step + 1);
-      // Any rank asked to stop (SIGUSR1/SIGTERM/SIGINT) stops every rank at the same step.
-      if (world_.allreduce_max(static_cast<double>(stop_requested())) > 0) {
+      // Stop requests (SIGUSR1/SIGTERM/SIGINT on any rank) and non-finite losses are agreed by every rank
+      // at the same step. Reading the loss flag synchronises a GPU, so there it is read every 50 steps.
+      const bool read_flag = !device_.is_cuda() || (step + 1) % 50 == 0;
+      double flags[2] = {static_cast<double>(stop_requested()),
+                         read_flag ? static_cast<double>(first_bad.item<std::int64_t>()) : -1.0};
+      world_.allreduce_max(flags, 2);
+      require_finite(flags[1], epoch);
+      if (flags[0] > 0) {
         synchronize(device_);
         save(epoch, step + 1, global_step + 1, loss_sum.item<double>(), correct.item<std::int64_t>());
         throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
@@ -286,10 +298,7 @@ TrainOutcome Trainer::run() {
                       static_cast<double>(steps_per_epoch * accumulation * batch)};
     double bad = static_cast<double>(bad_step);
     world_.allreduce_sum(sums, 3);
-    bad = world_.allreduce_max(bad);
-    FT_REQUIRE(bad < 0, "non-finite training loss at optimizer step ", static_cast<std::int64_t>(bad),
-               " (epoch ", epoch, ") with precision ", c.precision.dtype,
-               ": lower optimizer.lr or check the data; the last checkpoint (if any) is kept");
+    require_finite(world_.allreduce_max(bad), epoch);
 
     EpochRecord record;
     record.epoch = epoch;
