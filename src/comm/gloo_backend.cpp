@@ -19,6 +19,7 @@
 
 #include "comm/gloo_mpi_store.h"
 #include "comm/half.h"
+#include "runtime/thread_policy.h"
 #include "runtime/world.h"
 
 namespace ft {
@@ -81,7 +82,12 @@ GlooBackend::GlooBackend(const World& world, const BackendOptions& options)
       timeout_(std::chrono::milliseconds(static_cast<long long>(options.stall_timeout_s * 1000))) {
   std::string device_error;
   try {
-    device_ = gloo::transport::tcp::CreateDevice(device_attributes(world));
+    const auto attributes = device_attributes(world);
+    // The device's event-loop thread polls every socket level-triggered and skips a pair whose lock a
+    // collective's thread holds, so if its wake-up preempts that thread on a shared core it spins until
+    // the next scheduler tick (4 ms per message on a 250 Hz kernel). Under SCHED_BATCH it cannot preempt.
+    for (long tid : threads_started_by([&] { device_ = gloo::transport::tcp::CreateDevice(attributes); }))
+      set_batch_scheduling(tid);
   } catch (const gloo::Exception& e) {
     device_error = e.what();
   } catch (const gloo::EnforceNotMet& e) {

@@ -4,11 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <cstring>
+#include <memory>
+#include <set>
 #include <numeric>
 #include <vector>
 
 #include "comm/stall_inspector.h"
+#include "runtime/thread_policy.h"
 #include "unit_world.h"
 
 namespace ft {
@@ -99,6 +104,22 @@ TEST(SingleRank, Mpi) { check_single_rank("mpi"); }
 
 #ifdef FUSETRAIN_WITH_GLOO
 TEST(SingleRank, Gloo) { check_single_rank("gloo"); }
+#endif
+
+#ifdef FUSETRAIN_WITH_GLOO
+// Gloo's TCP event loop must not preempt the collective's thread (see gloo_backend.cpp): its one
+// thread runs SCHED_BATCH, and the backend's other threads keep the default policy.
+TEST(GlooBackendThreads, EventLoopRunsBatchScheduled) {
+  BackendOptions options;
+  options.name = "gloo";
+  options.stall_timeout_s = 5;
+  std::unique_ptr<Backend> backend;
+  const std::set<long> started = threads_started_by([&] { backend = make_backend(test::unit_world(), options); });
+  int batch = 0;
+  for (long tid : started) batch += sched_getscheduler(static_cast<pid_t>(tid)) == SCHED_BATCH;
+  EXPECT_EQ(batch, 1) << started.size() << " threads started";
+  EXPECT_NE(sched_getscheduler(0), SCHED_BATCH);
+}
 #endif
 
 TEST(CollectiveLabel, NestsPerThread) {
