@@ -2,7 +2,10 @@
 // asked for was not compiled into this binary and how to get it.
 #include "comm/backend.h"
 
+#include <cstdint>
+
 #include "comm/mpi_backend.h"
+#include "comm/span_staging.h"
 #include "runtime/world.h"
 #ifdef FUSETRAIN_WITH_GLOO
 #include "comm/gloo_backend.h"
@@ -37,6 +40,21 @@ const char* dtype_name(DType dtype) {
     case DType::kUInt8: return "uint8";
   }
   throw Error(cat("unknown dtype ", static_cast<int>(dtype)));
+}
+
+void Backend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
+  std::size_t non_empty = 0;
+  for (const HostSpan& span : spans) non_empty += span.count > 0;
+  if (non_empty == 1) {
+    for (const HostSpan& span : spans)
+      if (span.count > 0) allreduce(span.data, span.count, dtype);
+    return;
+  }
+  SpanStaging staging(spans, dtype_size(dtype), SIZE_MAX);
+  if (staging.total_count() == 0) return;
+  staging.gather();
+  allreduce(staging.regions().front().data, staging.total_count(), dtype);
+  staging.scatter();
 }
 
 std::unique_ptr<Backend> make_backend(const World& world, const BackendOptions& options) {

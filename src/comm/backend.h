@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ft {
 
@@ -19,6 +20,12 @@ const char* dtype_name(DType dtype);
 // Thrown when a collective has waited longer than the stall timeout; the message names the ranks.
 class StallError;
 
+// `count` elements of host memory at `data`: one piece of a list that is reduced as one vector.
+struct HostSpan {
+  void* data;
+  std::size_t count;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -29,6 +36,12 @@ class Backend {
   // In-place element-wise sum over all ranks of `count` elements at `data`.
   // `stream` is a cudaStream_t for device backends and ignored otherwise.
   virtual void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) = 0;
+  // In-place element-wise sum over all ranks of the concatenation of `spans` (host memory; every rank
+  // passes the same counts in the same order). This default copies them into one buffer and back;
+  // backends that reduce scattered memory where it lies override it and reduces_spans_in_place().
+  virtual void allreduce_spans(const std::vector<HostSpan>& spans, DType dtype);
+  // True when allreduce_spans leaves large spans in place (only small ones are staged).
+  virtual bool reduces_spans_in_place() const { return false; }
   // Copies `bytes` at `data` on `root` to every rank.
   virtual void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) = 0;
   // Gathers `bytes` from every rank into `out` (size() * bytes), ordered by rank.

@@ -18,6 +18,7 @@
 #include <gloo/types.h>
 
 #include "comm/gloo_mpi_store.h"
+#include "comm/gloo_ring.h"
 #include "comm/half.h"
 #include "runtime/thread_policy.h"
 #include "runtime/world.h"
@@ -48,6 +49,19 @@ void set_sum(gloo::AllreduceOptions& options, void* data, std::size_t count,
              void (*reduce)(void*, const void*, const void*, std::size_t)) {
   options.setOutput<T>(static_cast<T*>(data), count);
   options.setReduceFunction(reduce);
+}
+
+SumFunction sum_function(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16: return &sum_fp16_into;
+    case DType::kBFloat16: return &sum_bf16_into;
+    case DType::kFloat32: return &sum_into<float>;
+    case DType::kFloat64: return &sum_into<double>;
+    case DType::kInt32: return &sum_into<std::int32_t>;
+    case DType::kInt64: return &sum_into<std::int64_t>;
+    case DType::kUInt8: return &sum_into<std::uint8_t>;
+  }
+  throw Error(cat("gloo: unknown dtype ", static_cast<int>(dtype)));
 }
 
 bool is_loopback(const sockaddr_storage& address) {
@@ -155,6 +169,17 @@ void GlooBackend::allreduce(void* data, std::size_t count, DType dtype, void*) {
     options.setTag(tag);
     options.setTimeout(timeout_);
     gloo::allreduce(options);
+  });
+}
+
+void GlooBackend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
+  const std::size_t element = dtype_size(dtype);
+  SpanStaging staging(spans, element, kSmallSpanBytes);
+  run("all-reduce", staging.total_count() * element, [&](std::uint32_t tag) {
+    if (size_ == 1 || staging.total_count() == 0) return;
+    staging.gather();
+    gloo_ring_allreduce(*context_, staging.regions(), element, sum_function(dtype), tag, timeout_, kSegmentBytes);
+    staging.scatter();
   });
 }
 

@@ -25,6 +25,9 @@ namespace ft {
 // so the late messages of an abandoned operation never match a later one. Call from one thread.
 class GlooBackend final : public Backend {
  public:
+  static constexpr std::size_t kSegmentBytes = std::size_t{1} << 20;   // as Gloo's own ring
+  static constexpr std::size_t kSmallSpanBytes = std::size_t{64} << 10;
+
   // Collective over world.
   GlooBackend(const World& world, const BackendOptions& options);
   ~GlooBackend() override;
@@ -33,6 +36,9 @@ class GlooBackend final : public Backend {
   bool uses_device_memory() const override { return false; }
 
   void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) override;
+  // A ring over the spans where they lie (gloo_ring.h); spans under kSmallSpanBytes travel staged.
+  void allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) override;
+  bool reduces_spans_in_place() const override { return true; }
   void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
   void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
   void barrier() override;

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <memory>
+#include <utility>
 
+#include "comm/span_staging.h"
 #include "comm/stall_poll.h"
 #include "runtime/world.h"
 
@@ -123,6 +126,29 @@ void MpiBackend::allreduce(void* data, std::size_t count, DType dtype, void* str
         const int n = static_cast<int>(std::min(per_chunk, count - offset));
         FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, base + offset * element, n, sum.type, sum.op, comm_, request));
       });
+}
+
+void MpiBackend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
+  const std::size_t element = dtype_size(dtype);
+  const std::size_t per_chunk = chunk_bytes_ / element;
+  auto staging = std::make_unique<SpanStaging>(spans, element, kSmallSpanBytes);
+  std::vector<std::pair<char*, int>> chunks;
+  for (const SpanRegion& region : staging->regions())
+    for (std::size_t offset = 0; offset < region.count; offset += per_chunk)
+      chunks.emplace_back(region.data + offset * element, static_cast<int>(std::min(per_chunk, region.count - offset)));
+  const MpiSum sum = sums_[dtype];
+  staging->gather();
+  try {
+    run("all-reduce", staging->total_count() * element, nullptr, chunks.size(),
+        [&](std::size_t index, MPI_Request* request) {
+          FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, chunks[index].first, chunks[index].second, sum.type, sum.op,
+                                      comm_, request));
+        });
+  } catch (...) {
+    abandoned_staging_.push_back(std::move(staging));  // a stalled chunk may still write into it
+    throw;
+  }
+  staging->scatter();
 }
 
 void MpiBackend::broadcast(void* data, std::size_t bytes, int root, void* stream) {

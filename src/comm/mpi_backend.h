@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "runtime/mpi_check.h"
 
 namespace ft {
+
+class SpanStaging;
 
 // Collectives may be called from one thread (the engine's communication thread) while the main thread
 // uses the world communicator: this backend works on its own duplicate of it.
@@ -32,6 +35,7 @@ class MpiBackend final : public Backend {
   static constexpr std::size_t kMaxInFlight = 3;
   static constexpr std::chrono::microseconds kSpin{500};  // yield-only polling before sleeping
   static constexpr double kAbandonGraceS = 5;
+  static constexpr std::size_t kSmallSpanBytes = std::size_t{64} << 10;
 
   // Collective over world. Tests pass a small `chunk_bytes` to exercise chunk boundaries.
   MpiBackend(const World& world, const BackendOptions& options, std::size_t chunk_bytes = kChunkBytes);
@@ -41,6 +45,9 @@ class MpiBackend final : public Backend {
   bool uses_device_memory() const override { return device_memory_; }
 
   void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) override;
+  // Chunks of the spans reduced where they lie; spans under kSmallSpanBytes travel staged together.
+  void allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) override;
+  bool reduces_spans_in_place() const override { return true; }
   void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
   void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
   void barrier() override;
@@ -60,6 +67,7 @@ class MpiBackend final : public Backend {
   bool device_memory_;
   std::size_t chunk_bytes_;
   std::vector<MPI_Request> abandoned_;  // requests of a collective that failed or stalled
+  std::vector<std::unique_ptr<SpanStaging>> abandoned_staging_;  // their staging buffers
   std::string failure_;
 };
 

@@ -103,6 +103,87 @@ INSTANTIATE_TEST_SUITE_P(HostBackends, AllReduce,
                                                               std::size_t{1023}, std::size_t{1000003})),
                          case_name);
 
+// Spans of the given counts, each its own allocation with a guard element; element i of the
+// concatenation carries the same value as element i of one buffer. Returns the number of errors.
+std::size_t allreduce_spans_errors(Backend& backend, DType dtype, const std::vector<std::size_t>& counts) {
+  const std::size_t element_size = dtype_size(dtype);
+  std::vector<std::vector<unsigned char>> buffers;
+  std::vector<HostSpan> spans;
+  std::size_t global = 0;
+  for (std::size_t count : counts) {
+    buffers.emplace_back((count + 1) * element_size);
+    auto& buffer = buffers.back();
+    for (std::size_t i = 0; i < count; ++i) store(dtype, buffer.data(), i, element(dtype, backend.rank(), global + i));
+    std::memset(buffer.data() + count * element_size, 0x5a, element_size);
+    spans.push_back({buffer.data(), count});
+    global += count;
+  }
+  backend.allreduce_spans(spans, dtype);
+  std::size_t errors = 0;
+  global = 0;
+  for (std::size_t s = 0; s < counts.size(); ++s) {
+    for (std::size_t i = 0; i < counts[s]; ++i) {
+      double expected = 0;
+      for (int r = 0; r < backend.size(); ++r) expected += element(dtype, r, global + i);
+      const double got = load(dtype, buffers[s].data(), i);
+      if (got != expected && ++errors <= 3)
+        ADD_FAILURE() << dtype_name(dtype) << " span " << s << "[" << i << "] = " << got << ", expected " << expected;
+    }
+    for (std::size_t b = 0; b < element_size; ++b)
+      if (buffers[s][counts[s] * element_size + b] != 0x5a) ++errors;
+    global += counts[s];
+  }
+  return errors;
+}
+
+std::vector<std::vector<std::size_t>> span_layouts() {
+  std::vector<std::size_t> many_small;
+  for (std::size_t i = 0; i < 300; ++i) many_small.push_back(i % 17);
+  // Small spans (staged) between large ones (in place), empty ones, and a span larger than a segment.
+  return {{}, {0}, {5}, {1000003}, {3, 0, 70000, 1, 20000, 300000, 2}, many_small, {16385, 16383, 16384}};
+}
+
+// Uses Backend's default allreduce_spans (pack, reduce, unpack) over another backend's allreduce.
+class PackingBackend final : public Backend {
+ public:
+  explicit PackingBackend(Backend& inner) : Backend(inner.rank(), inner.size()), inner_(inner) {}
+  std::string name() const override { return "packing"; }
+  bool uses_device_memory() const override { return false; }
+  void allreduce(void* data, std::size_t count, DType dtype, void* stream) override {
+    inner_.allreduce(data, count, dtype, stream);
+  }
+  void broadcast(void* data, std::size_t bytes, int root, void* stream) override {
+    inner_.broadcast(data, bytes, root, stream);
+  }
+  void allgather(const void* in, void* out, std::size_t bytes, void* stream) override {
+    inner_.allgather(in, out, bytes, stream);
+  }
+  void barrier() override { inner_.barrier(); }
+
+ private:
+  Backend& inner_;
+};
+
+class AllReduceSpans : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AllReduceSpans, ConcatenationSumIsExactInPlace) {
+  Backend& backend = test::shared_backend(GetParam());
+  EXPECT_TRUE(backend.reduces_spans_in_place());
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt64, DType::kUInt8})
+    for (const auto& layout : span_layouts())
+      EXPECT_EQ(allreduce_spans_errors(backend, dtype, layout), 0u) << dtype_name(dtype) << ", " << layout.size()
+                                                                    << " spans";
+}
+
+TEST_P(AllReduceSpans, DefaultPackingMatches) {
+  PackingBackend backend(test::shared_backend(GetParam()));
+  EXPECT_FALSE(backend.reduces_spans_in_place());
+  for (const auto& layout : span_layouts())
+    EXPECT_EQ(allreduce_spans_errors(backend, DType::kFloat32, layout), 0u) << layout.size() << " spans";
+}
+
+INSTANTIATE_TEST_SUITE_P(HostBackends, AllReduceSpans, ::testing::ValuesIn(test::host_backends()));
+
 // Buffers are pipelined in chunks (more of them than the in-flight window here); a small chunk size
 // exercises the boundaries and the odd remainders.
 TEST(MpiChunks, AllReduceAcrossChunkBoundaries) {
