@@ -1,12 +1,15 @@
-// Gradient engine implementation: hook-side packing (pre-scaled by 1/world so fp16 sums cannot overflow),
-// in-order bucket launch on a communication thread, and the missing-gradient check carried in each
-// bucket's trailing status element so that a rank skipping a parameter is an error, not a hang.
+// Gradient engine implementation: post-accumulation hooks that pack each gradient (pre-scaled by 1/world so
+// fp16 sums cannot overflow) or, in place, just record it; in-order bucket launch on a communication
+// thread; and a status element reduced with each bucket, so a rank skipping a parameter is an error.
 #include "comm/engine.h"
 
 #include <algorithm>
 #include <chrono>
 #include <set>
 #include <sstream>
+
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "comm/engine_device.h"
 #include "comm/stall_inspector.h"
@@ -17,8 +20,10 @@
 namespace ft {
 
 struct GradientEngine::BucketState {
-  at::Tensor buffer;             // numel + 1 (status element), on the parameters' device
+  at::Tensor buffer;             // packed: numel + 1 (status element), on the parameters' device
   at::Tensor wire;               // fp16 copy when compressing
+  std::vector<at::Tensor> grads; // in place: each slot's gradient, reduced where it lies
+  at::Tensor status;             // in place: the one-element status
   std::vector<bool> packed;      // per slot, this step
   std::size_t pending = 0;       // slots not yet packed
   bool ready = false;            // all slots packed (or filled by finish)
@@ -36,6 +41,18 @@ DType dtype_of(at::ScalarType t) {
     default: throw Error(cat("gradient engine: unsupported parameter dtype ", at::toString(t)));
   }
 }
+
+// Runs after AccumulateGrad has written a parameter's .grad, so the gradient it hands on is the one that
+// .grad owns (autograd's output, stolen without a copy), accumulated over earlier micro-batches.
+class GradientReady final : public torch::autograd::PostAccumulateGradHook {
+ public:
+  GradientReady(GradientEngine& engine, std::size_t index) : engine_(engine), index_(index) {}
+  void operator()(const torch::autograd::Variable& param) override { engine_.submit(index_, param.grad()); }
+
+ private:
+  GradientEngine& engine_;
+  std::size_t index_;
+};
 
 }  // namespace
 
@@ -56,10 +73,17 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
   plan_ = plan_buckets(specs_, mib(options_.first_bucket_mib), mib(options_.bucket_mib));
   bucket_of_.resize(specs_.size());
   slot_of_.resize(specs_.size());
+  const bool on_device = !params_.empty() && params_.front().tensor.is_cuda();
+  in_place_ = options_.in_place && !on_device && !options_.fp16_wire && backend_.reduces_spans_in_place();
   for (std::size_t b = 0; b < plan_.size(); ++b) {
     auto state = std::make_unique<BucketState>();
-    const auto& first = params_[plan_[b].tensors.front()].tensor;
-    state->buffer = at::zeros({plan_[b].numel + 1}, first.options().requires_grad(false));
+    const auto options = params_[plan_[b].tensors.front()].tensor.options().requires_grad(false);
+    if (in_place_) {
+      state->grads.resize(plan_[b].tensors.size());
+      state->status = at::zeros({1}, options);
+    } else {
+      state->buffer = at::zeros({plan_[b].numel + 1}, options);
+    }
     if (options_.fp16_wire) state->wire = at::empty({plan_[b].numel + 1}, state->buffer.options().dtype(at::kHalf));
     state->packed.assign(plan_[b].tensors.size(), false);
     for (std::size_t s = 0; s < plan_[b].tensors.size(); ++s) {
@@ -68,14 +92,12 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
     }
     state_.push_back(std::move(state));
   }
-  const bool on_device = !params_.empty() && params_.front().tensor.is_cuda();
   device_ = make_bucket_device_sync(on_device, plan_.size());
 
   if (install_hooks) {
     for (std::size_t i = 0; i < params_.size(); ++i) {
       auto& t = params_[i].tensor;
-      if (!t.requires_grad()) continue;
-      hook_ids_.push_back(t.register_hook([this, i](const at::Tensor& grad) { submit(i, grad); }));
+      if (t.requires_grad()) torch::autograd::impl::set_post_acc_grad_hooks(t, std::make_unique<GradientReady>(*this, i));
     }
   }
   thread_ = std::thread([this] { communication_loop(); });
@@ -88,9 +110,12 @@ GradientEngine::~GradientEngine() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  std::size_t h = 0;
   for (auto& p : params_)
-    if (p.tensor.requires_grad() && h < hook_ids_.size()) p.tensor.remove_hook(hook_ids_[h++]);
+    if (p.tensor.requires_grad()) torch::autograd::impl::post_acc_grad_hooks(p.tensor).reset();
+}
+
+at::Tensor GradientEngine::status(std::size_t b) const {
+  return in_place_ ? state_[b]->status : state_[b]->buffer.narrow(0, plan_[b].numel, 1);
 }
 
 void GradientEngine::clear_gradients() {
@@ -107,7 +132,7 @@ void GradientEngine::prepare(bool sync) {
     s.pending = s.packed.size();
     s.ready = false;
     s.first_pack_us = -1;
-    s.buffer.narrow(0, plan_[b].numel, 1).zero_();
+    status(b).zero_();
   }
   next_ = 0;
   finished_ = 0;
@@ -122,16 +147,21 @@ void GradientEngine::submit(std::size_t index, const at::Tensor& grad) {
   const std::size_t b = bucket_of_[index], slot = slot_of_[index];
   auto& s = *state_[b];
   const double t0 = options_.timeline ? options_.timeline->now_us() : 0;
-  auto slice = s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel());
-  const auto& earlier = params_[index].tensor.grad();  // accumulated over earlier micro-batches
-  // One pass over the gradient: packing and pre-scaling by 1/world happen in the same kernel.
-  if (earlier.defined()) {
-    at::add_out(slice, grad.reshape({-1}), earlier.reshape({-1}));
-    slice.mul_(prescale_);
-  } else if (prescale_ == 1.0) {
-    slice.copy_(grad.reshape({-1}));
+  FT_CHECK(grad.defined() && grad.scalar_type() == params_[index].tensor.scalar_type() &&
+               grad.numel() == specs_[index].numel(),
+           "gradient ", specs_[index].name, " does not match its parameter");
+  if (in_place_) {
+    // Dense memory in any layout is one span; every rank's gradient has the same layout.
+    at::Tensor held = grad.is_non_overlapping_and_dense() ? grad : grad.contiguous();
+    if (prescale_ != 1.0) held.mul_(prescale_);
+    s.grads[slot] = std::move(held);
   } else {
-    at::mul_out(slice, grad.reshape({-1}), prescale_tensor_);
+    // One pass over the gradient: packing and pre-scaling by 1/world happen in the same kernel.
+    auto slice = s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel());
+    if (prescale_ == 1.0)
+      slice.copy_(grad.reshape({-1}));
+    else
+      at::mul_out(slice, grad.reshape({-1}), prescale_tensor_);
   }
   bool now_ready = false;
   {
@@ -184,16 +214,24 @@ void GradientEngine::run_bucket(std::size_t b) {
   const DType dtype = options_.fp16_wire ? DType::kFloat16 : plan_[b].dtype;
   std::int64_t bytes = 0;
   const CollectiveLabel label(cat("bucket ", b, " of step ", step_));
-  device_->run(b, [&] {
-    at::Tensor data = s.buffer;
-    if (options_.fp16_wire) {
-      s.wire.copy_(s.buffer);
-      data = s.wire;
-    }
-    device_->allreduce(backend_, data, dtype);
-    if (options_.fp16_wire) s.buffer.copy_(s.wire);
-    bytes = data.numel() * data.element_size();
-  });
+  if (in_place_) {
+    std::vector<HostSpan> spans;
+    for (auto& grad : s.grads) spans.push_back({grad.data_ptr(), static_cast<std::size_t>(grad.numel())});
+    spans.push_back({s.status.data_ptr(), 1});
+    backend_.allreduce_spans(spans, dtype);
+    bytes = static_cast<std::int64_t>((plan_[b].numel + 1) * dtype_size(dtype));
+  } else {
+    device_->run(b, [&] {
+      at::Tensor data = s.buffer;
+      if (options_.fp16_wire) {
+        s.wire.copy_(s.buffer);
+        data = s.wire;
+      }
+      device_->allreduce(backend_, data, dtype);
+      if (options_.fp16_wire) s.buffer.copy_(s.wire);
+      bytes = data.numel() * data.element_size();
+    });
+  }
   const double end = timeline ? timeline->now_us() : 0;
   if (timeline)
     timeline->record(cat("allreduce b", b), "comm", start, end,
@@ -216,11 +254,14 @@ void GradientEngine::complete_missing() {
       for (std::size_t slot = 0; slot < s.packed.size(); ++slot) {
         if (s.packed[slot]) continue;
         const std::size_t index = plan_[b].tensors[slot];
-        s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()).zero_();
+        if (in_place_)
+          s.grads[slot] = at::zeros_like(params_[index].tensor, at::MemoryFormat::Preserve).detach();
+        else
+          s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()).zero_();
         s.packed[slot] = true;
         ++missing;
       }
-      s.buffer.narrow(0, plan_[b].numel, 1).fill_(static_cast<double>(missing));
+      status(b).fill_(static_cast<double>(missing));
       s.pending = 0;
       filled.push_back(b);
     }
@@ -264,12 +305,18 @@ void GradientEngine::finish() {
   bool any_missing = false;
   for (std::size_t b = 0; b < plan_.size(); ++b) {
     auto& s = *state_[b];
-    if (s.buffer.narrow(0, plan_[b].numel, 1).item<double>() != 0) any_missing = true;
+    if (status(b).item<double>() != 0) any_missing = true;
     for (std::size_t slot = 0; slot < plan_[b].tensors.size(); ++slot) {
       const std::size_t index = plan_[b].tensors[slot];
       auto& param = params_[index].tensor;
-      param.mutable_grad() =
-          s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()).view(param.sizes());
+      if (in_place_) {
+        // Usually .grad itself already; the engine lets go so the next step's gradients can be stolen.
+        at::Tensor grad = std::move(s.grads[slot]);
+        s.grads[slot] = at::Tensor();
+        param.mutable_grad() = grad.sizes() == param.sizes() ? std::move(grad) : grad.view(param.sizes());
+      } else {
+        param.mutable_grad() = s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()).view(param.sizes());
+      }
     }
   }
   {

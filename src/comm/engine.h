@@ -1,4 +1,4 @@
-// The gradient engine: autograd hooks pack each gradient into its fusion bucket as backward produces it,
+// The gradient engine: autograd hooks hand each gradient to its fusion bucket as backward produces it,
 // and a communication thread all-reduces complete buckets in plan order while backward continues.
 #pragma once
 
@@ -34,6 +34,9 @@ struct GradientEngineOptions {
   // false: the caller already scaled them (e.g. the loss by 1/world), the all-reduce only sums.
   bool average = true;
   double stall_timeout_s = 60;   // bound on waiting for the communication thread
+  // CPU parameters with a backend that reduces scattered host memory (MPI, Gloo): a bucket is reduced
+  // where autograd left its gradients, with no copy into a fusion buffer. false: always pack.
+  bool in_place = true;
   Timeline* timeline = nullptr;
 };
 
@@ -55,15 +58,19 @@ class GradientEngine {
   GradientEngine& operator=(const GradientEngine&) = delete;
 
   // Drops every parameter's gradient (set to none) before a new optimizer step. After finish() the
-  // gradients are views of the fusion buffers, which must not be detached or zeroed in place.
+  // gradients may be views of the fusion buffers, which must not be detached or zeroed in place.
   void clear_gradients();
   // Before a micro-batch's backward: sync=false accumulates locally (no communication).
   void prepare(bool sync);
-  // Called by the hooks; public so benchmarks can feed gradients without autograd.
+  // Called by the hooks once a parameter's .grad holds its complete (accumulated) gradient; public so
+  // benchmarks can feed gradients without autograd. In place, `grad` itself is reduced and must stay
+  // untouched until finish().
   void submit(std::size_t index, const at::Tensor& grad);
-  // After the synchronising backward: completes buckets, waits for their all-reduce, writes the averaged
-  // gradients into each parameter's .grad. Rethrows the first communication error.
+  // After the synchronising backward: completes buckets, waits for their all-reduce, and leaves the
+  // reduced gradients in each parameter's .grad. Rethrows the first communication error.
   void finish();
+  // Whether buckets are reduced in place (see GradientEngineOptions::in_place).
+  bool in_place() const { return in_place_; }
 
   const std::vector<BucketSpec>& buckets() const { return plan_; }
   const std::vector<TensorSpec>& tensors() const { return specs_; }
@@ -75,6 +82,7 @@ class GradientEngine {
   void run_bucket(std::size_t b);
   void complete_missing();
   void raise_missing(const std::vector<std::string>& missing_here);
+  at::Tensor status(std::size_t b) const;  // the bucket's missing-gradient count, reduced with it
 
   Backend& backend_;
   const World& world_;
@@ -85,8 +93,8 @@ class GradientEngine {
   std::vector<std::size_t> bucket_of_;    // tensor index -> bucket
   std::vector<std::size_t> slot_of_;      // tensor index -> position within its bucket
   std::vector<std::unique_ptr<BucketState>> state_;
-  std::vector<unsigned> hook_ids_;
   std::unique_ptr<BucketDeviceSync> device_;
+  bool in_place_ = false;
   double prescale_;
   at::Tensor prescale_tensor_;
 

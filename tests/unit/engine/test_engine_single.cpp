@@ -22,20 +22,24 @@ struct TwoLayers {
   at::Tensor loss(const at::Tensor& x) { return b(a(x).relu()).pow(2).sum(); }
 };
 
-GradientEngineOptions small_buckets() {
+GradientEngineOptions small_buckets(bool in_place = true) {
   GradientEngineOptions options;
+  options.in_place = in_place;
   options.first_bucket_mib = 16.0 * 4 / (1 << 20);
   options.bucket_mib = 100.0 * 4 / (1 << 20);
   return options;
 }
 
-TEST(GradientEngine, SingleRankGradientsMatchAutograd) {
+class GradientEngineModes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(GradientEngineModes, SingleRankGradientsMatchAutograd) {
   auto& world = test_world();
   auto backend = make_backend(world, BackendOptions{});
   at::manual_seed(1);
   TwoLayers net;
   auto named = net.named();
-  GradientEngine engine(*backend, world, named, small_buckets());
+  GradientEngine engine(*backend, world, named, small_buckets(GetParam()));
+  EXPECT_EQ(engine.in_place(), GetParam());
   EXPECT_GE(engine.buckets().size(), 2u);
 
   const auto x = at::randn({5, 8});
@@ -50,13 +54,13 @@ TEST(GradientEngine, SingleRankGradientsMatchAutograd) {
     EXPECT_TRUE(at::allclose(params[i].grad(), expected[i], 1e-6, 1e-6)) << named[i].name;
 }
 
-TEST(GradientEngine, AccumulationSumsMicroBatches) {
+TEST_P(GradientEngineModes, AccumulationSumsMicroBatches) {
   auto& world = test_world();
   auto backend = make_backend(world, BackendOptions{});
   at::manual_seed(2);
   TwoLayers net;
   auto named = net.named();
-  GradientEngine engine(*backend, world, named, small_buckets());
+  GradientEngine engine(*backend, world, named, small_buckets(GetParam()));
   std::vector<at::Tensor> params;
   for (auto& n : named) params.push_back(n.tensor);
   const auto x1 = at::randn({3, 8}), x2 = at::randn({4, 8});
@@ -72,6 +76,9 @@ TEST(GradientEngine, AccumulationSumsMicroBatches) {
     EXPECT_TRUE(at::allclose(params[i].grad(), g1[i] + g2[i], 1e-5, 1e-6)) << named[i].name;
   EXPECT_EQ(engine.stats().buckets, static_cast<std::int64_t>(engine.buckets().size()));
 }
+
+INSTANTIATE_TEST_SUITE_P(InPlaceAndPacked, GradientEngineModes, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "InPlace" : "Packed"; });
 
 TEST(GradientEngine, Fp16WireKeepsGradientsWithinHalfPrecision) {
   auto& world = test_world();
