@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fault test: 3 ranks train; mid-run rank 1 is killed (SIGKILL) or stopped (SIGSTOP, a hung node).
 # The job must end non-zero within the stall timeout plus slack, and the output must name rank 1.
+# The gradient backend is FUSETRAIN_BACKEND (mpi by default, or gloo).
 set -euo pipefail
 fault=${1:?usage: fault_rank.sh kill|stop}
+backend=${FUSETRAIN_BACKEND:-mpi}
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_MPIRUN:?}"
 src=/usr/share/datasets/fashion-mnist
 [ -f "$src/train-images-idx3-ubyte.gz" ] || { echo "SKIP: dataset-fashion-mnist not installed"; exit 77; }
@@ -14,7 +16,7 @@ cat > "$work/run.yaml" <<YAML
 model: {name: simple_cnn}
 data: {path: $work/data, batch_size: 16}
 train: {epochs: 200, threads: 1}
-distributed: {backend: mpi, stall_timeout_s: $stall}
+distributed: {backend: $backend, stall_timeout_s: $stall}
 output: {dir: $work/runs, name: fault}
 YAML
 
@@ -53,7 +55,7 @@ fi
 wait "$launcher" || status=$?
 elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 cat "$work/log" | tail -n 15
-echo "rank 1 ${fault}: job exited with status $status after ${elapsed} s (stall timeout ${stall} s)"
+echo "rank 1 ${fault} ($backend): job exited with status $status after ${elapsed} s (stall timeout ${stall} s)"
 [ "$status" -ne 0 ] || { echo "FAIL: exit status 0 after a rank died"; exit 1; }
 grep -Eq "rank 1\b|rank 1 |rank 1\)" "$work/log" || { echo "FAIL: output does not name rank 1"; exit 1; }
 awk -v e="$elapsed" -v s="$stall" 'BEGIN { exit !(e <= s + 20) }' || { echo "FAIL: took ${elapsed} s"; exit 1; }
