@@ -50,15 +50,22 @@ prep_data() {
     --limit "${2:-600}" > /dev/null || ft_fail "fusetrain-prep failed"
 }
 
-# The rank's process id of a running job, found by its command line and OMPI_COMM_WORLD_RANK.
+# The rank's process id of a running job, found by its command line and OMPI_COMM_WORLD_RANK. Retries for
+# up to 5 s (a loaded machine), and on failure says which processes matched. grep reads the whole
+# environment: with -q it could exit early, and under pipefail tr's SIGPIPE would fail the test.
 rank_pid() {
   local pattern=$1 rank=$2 p
-  for p in $(pgrep -f -- "$pattern" || true); do
-    if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank"; then
-      echo "$p"
-      return 0
-    fi
+  for _ in $(seq 1 50); do
+    for p in $(pgrep -f -- "$pattern" || true); do
+      if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -x "OMPI_COMM_WORLD_RANK=$rank" > /dev/null; then
+        echo "$p"
+        return 0
+      fi
+    done
+    sleep 0.1
   done
+  echo "rank_pid: no process of rank $rank among those matching '$pattern':" >&2
+  pgrep -af -- "$pattern" >&2 || echo "  (none)" >&2
   return 1
 }
 

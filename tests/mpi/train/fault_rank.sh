@@ -36,7 +36,7 @@ grep -q "epoch   1/" "$work/log" || { cat "$work/log"; echo "FAIL: no epoch fini
 
 victim=""
 for p in $(pgrep -f "fusetrain train --config $work/run.yaml"); do
-  if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then victim=$p; fi
+  if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -x "OMPI_COMM_WORLD_RANK=1" > /dev/null; then victim=$p; fi
 done
 [ -n "$victim" ] || { echo "FAIL: rank 1 not found"; exit 1; }
 sleep 0.3  # land inside the next epoch's steps
