@@ -98,6 +98,8 @@ std::string cuda_version() {
 
 int train(const Config& config, const std::string& command_line, int argc, char** argv) {
   World world(&argc, &argv);
+  // A rank that dies or hangs must end the job, not leave the others waiting in a control collective.
+  world.set_timeout(config.distributed.stall_timeout_s);
   install_stop_handlers();
   try {
     const auto hashes = world.allgather(dump_config(config));
@@ -146,6 +148,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
     backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
     auto backend = make_backend(world, backend_options);
+    const WatchedCollectives watched(world, backend->watch());
     Timeline timeline(!config.distributed.timeline.empty());
 
     if (world.rank() == 0) {

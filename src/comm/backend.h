@@ -19,6 +19,7 @@ const char* dtype_name(DType dtype);
 
 // Thrown when a collective has waited longer than the stall timeout; the message names the ranks.
 class StallError;
+class CollectiveWatch;
 
 // `count` elements of host memory at `data`: one piece of a list that is reduced as one vector.
 struct HostSpan {
@@ -47,6 +48,9 @@ class Backend {
   // Gathers `bytes` from every rank into `out` (size() * bytes), ordered by rank.
   virtual void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) = 0;
   virtual void barrier() = 0;
+  // The stall inspector that numbers this backend's collectives, so that the world's control collectives
+  // can be numbered and diagnosed with them (World::set_watch); nullptr when there is none.
+  virtual CollectiveWatch* watch() { return nullptr; }
 
   int rank() const { return rank_; }
   int size() const { return size_; }

@@ -42,6 +42,7 @@ class GlooBackend final : public Backend {
   void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
   void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
   void barrier() override;
+  CollectiveWatch* watch() override { return &inspector_; }
 
  private:
   // Runs `op` (a Gloo call with the given tag) and turns Gloo's exceptions into fusetrain errors.

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "comm/span_staging.h"
-#include "comm/stall_poll.h"
+#include "runtime/poll_backoff.h"
 #include "runtime/world.h"
 
 #if defined(OPEN_MPI) && OPEN_MPI

@@ -51,6 +51,7 @@ class MpiBackend final : public Backend {
   void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
   void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
   void barrier() override;
+  CollectiveWatch* watch() override { return &inspector_; }
 
  private:
   // Posts chunk `index` of a collective with `post`, keeping at most kMaxInFlight chunks in flight, and

@@ -7,7 +7,7 @@
 
 #include "kernels/cuda_check.h"
 #include "comm/nccl_check.h"
-#include "comm/stall_poll.h"
+#include "runtime/poll_backoff.h"
 #include "runtime/world.h"
 
 namespace ft {

@@ -37,6 +37,7 @@ class NcclBackend final : public Backend {
   void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
   void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
   void barrier() override;
+  CollectiveWatch* watch() override { return &inspector_; }
 
  private:
   // Enqueues a collective with `launch`, then waits for it on `stream` until done or the deadline.

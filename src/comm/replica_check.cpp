@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "comm/stall_inspector.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
 
@@ -21,6 +22,7 @@ std::uint64_t parameter_checksum(const std::vector<at::Tensor>& tensors) {
 }
 
 void check_replicas(const std::vector<at::Tensor>& tensors, const World& world, std::int64_t step) {
+  const CollectiveLabel label("replica checksums");
   const auto sums = world.allgather(std::to_string(parameter_checksum(tensors)));
   std::ostringstream differing;
   for (std::size_t r = 1; r < sums.size(); ++r)

@@ -54,24 +54,30 @@ StallInspector::StallInspector(const World& world, std::string backend, double t
              " backend needs MPI initialised with MPI_THREAD_MULTIPLE (the engine's communication thread "
              "and the stall heartbeat call MPI beside the main thread), but this MPI library did not provide "
              "it; use an MPI built with thread support (Open MPI, MPICH and their derivatives are by default)");
+  transport_ = backend_;
   hosts_ = world.allgather(world.hostname());
   heartbeat_ = std::make_unique<Heartbeat>(world, started_, finished_);
 }
 
 StallInspector::~StallInspector() = default;
 
-std::uint64_t StallInspector::begin(const char* kind, std::size_t bytes) {
-  kind_ = kind;
-  bytes_ = bytes;
-  label_ = CollectiveLabel::current();
+std::uint64_t StallInspector::begin(const char* kind, std::size_t bytes, const char* transport) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    kind_ = kind;
+    bytes_ = bytes;
+    label_ = CollectiveLabel::current();
+    transport_ = transport;
+  }
   return ++started_;
 }
 
 void StallInspector::end() { finished_ = started_.load(); }
 
 std::string StallInspector::current() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
   std::string detail = label_.empty() ? "" : label_ + ", ";
-  return cat(kind_, " #", started_.load(), " (", detail, format_bytes(bytes_), ", ", backend_, ")");
+  return cat(kind_, " #", started_.load(), " (", detail, format_bytes(bytes_), ", ", transport_, ")");
 }
 
 std::string StallInspector::diagnose(std::vector<int>* suspects) const {

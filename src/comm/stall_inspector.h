@@ -6,27 +6,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "runtime/error.h"
+#include "runtime/collective_watch.h"
 
 namespace ft {
 
 class World;
 class Heartbeat;
-
-// Thrown when a collective has not completed within the stall timeout. The backend that threw it is
-// unusable afterwards (its transport may still hold the abandoned operation); the run should end.
-class StallError : public Error {
- public:
-  StallError(const std::string& message, std::vector<int> ranks) : Error(message), ranks_(std::move(ranks)) {}
-  // The ranks found silent or behind; empty when every rank had started the collective.
-  const std::vector<int>& ranks() const { return ranks_; }
-
- private:
-  std::vector<int> ranks_;
-};
 
 // Names the collectives that the current thread starts while it is alive, for stall messages:
 // `CollectiveLabel label("bucket 3"); backend.allreduce(...);`. Labels nest; the innermost one applies.
@@ -49,7 +38,7 @@ std::string format_bytes(std::size_t bytes);
 
 // One per backend instance. begin()/end() bracket each collective on the thread that runs it; the
 // heartbeat (a thread of its own when size > 1) publishes the counts. Creation is collective.
-class StallInspector {
+class StallInspector final : public CollectiveWatch {
  public:
   // Throws ft::Error when size > 1 and MPI was not initialised with MPI_THREAD_MULTIPLE.
   StallInspector(const World& world, std::string backend, double timeout_s);
@@ -57,13 +46,16 @@ class StallInspector {
   StallInspector(const StallInspector&) = delete;
   StallInspector& operator=(const StallInspector&) = delete;
 
-  double timeout_s() const { return timeout_s_; }
+  double timeout_s() const override { return timeout_s_; }
 
   // Marks the start of this rank's next collective (`kind` e.g. "all-reduce"); returns its number,
-  // counting from 1. The label in force on the calling thread is recorded with it.
-  std::uint64_t begin(const char* kind, std::size_t bytes);
+  // counting from 1. The label in force on the calling thread is recorded with it. The watch is
+  // shared by the backend's thread and the world's control collectives, which run one at a time.
+  std::uint64_t begin(const char* kind, std::size_t bytes, const char* transport) override;
+  // A collective of this inspector's own backend.
+  std::uint64_t begin(const char* kind, std::size_t bytes) { return begin(kind, bytes, backend_.c_str()); }
   // The collective begun last has completed.
-  void end();
+  void end() override;
 
   // "all-reduce #12 (bucket 3, 4.2 MiB, mpi)": the collective begun last.
   std::string current() const;
@@ -73,7 +65,7 @@ class StallInspector {
   std::string diagnose(std::vector<int>* suspects = nullptr) const;
   // The StallError for the collective begun last after waiting `waited_s`; `detail` (the transport's
   // own message, if any) is appended.
-  StallError stall_error(double waited_s, const std::string& detail = "") const;
+  StallError stall_error(double waited_s, const std::string& detail = "") const override;
   // The same for a wait that is not a numbered collective, e.g. "NCCL communicator set-up".
   StallError stall_error(const std::string& subject, double waited_s, const std::string& detail = "") const;
 
@@ -83,9 +75,10 @@ class StallInspector {
   int rank_;
   std::vector<std::string> hosts_;
   std::atomic<std::uint64_t> started_{0}, finished_{0};
+  mutable std::mutex mutex_;  // guards the description of the collective begun last
   const char* kind_ = "collective";
   std::size_t bytes_ = 0;
-  std::string label_;
+  std::string label_, transport_;
   std::unique_ptr<Heartbeat> heartbeat_;
 };
 

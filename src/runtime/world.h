@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "runtime/collective_watch.h"
 #include "runtime/mpi_check.h"
 
 namespace ft {
@@ -30,6 +33,13 @@ class World {
   bool thread_multiple() const { return thread_multiple_; }
   MPI_Comm comm() const { return comm_; }
 
+  // Bounds every collective below by `timeout_s` seconds (<= 0, the default: no bound). A collective that
+  // does not complete in time throws StallError; the world is unusable afterwards and the job should end.
+  void set_timeout(double timeout_s) { timeout_s_ = timeout_s; }
+  // While set, the collectives below are also numbered by `watch` (a backend's stall inspector) and bounded
+  // by its timeout, so that a timeout names the ranks that are missing. nullptr detaches it.
+  void set_watch(CollectiveWatch* watch) { watch_ = watch; }
+
   std::vector<std::string> allgather(const std::string& mine) const;
   std::string broadcast(const std::string& value, int root = 0) const;
   void broadcast_bytes(void* data, std::size_t bytes, int root = 0) const;
@@ -48,8 +58,29 @@ class World {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1;
   std::string hostname_;
+  double timeout_s_ = 0;
+  CollectiveWatch* watch_ = nullptr;
+  // Requests that timed out and the buffers they may still write into: kept until shut-down.
+  mutable std::vector<std::pair<MPI_Request, std::shared_ptr<void>>> abandoned_;
+  mutable std::string failure_;
 
-  void describe();  // fills rank, size, node-local rank, node count and hostname from comm_
+  void describe();
+  // Waits for `request` (a collective of `bytes` that may write into `buffer`) within the timeout.
+  void complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer) const;
+  void allreduce(double* values, int count, MPI_Op op) const;
+  void require_usable() const;  // throws once a collective has timed out  // fills rank, size, node-local rank, node count and hostname from comm_
+};
+
+// Attaches `watch` to `world` for the lifetime of this object: `WatchedCollectives w(world, inspector);`.
+class WatchedCollectives {
+ public:
+  WatchedCollectives(World& world, CollectiveWatch* watch) : world_(world) { world_.set_watch(watch); }
+  ~WatchedCollectives() { world_.set_watch(nullptr); }
+  WatchedCollectives(const WatchedCollectives&) = delete;
+  WatchedCollectives& operator=(const WatchedCollectives&) = delete;
+
+ private:
+  World& world_;
 };
 
 }  // namespace ft

@@ -10,6 +10,7 @@
 
 #include "comm/engine.h"
 #include "comm/replica_check.h"
+#include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "config/loader.h"
 #include "data/dataset.h"
@@ -67,6 +68,7 @@ EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams
   }
   double sums[3] = {loss_sum.item<double>(), static_cast<double>(correct.item<std::int64_t>()),
                     static_cast<double>(test.size())};
+  const CollectiveLabel label("evaluation metrics");
   world.allreduce_sum(sums, 3);
   net.train();
   return {sums[0] / std::max(1.0, sums[2]), sums[1] / std::max(1.0, sums[2])};
@@ -280,7 +282,10 @@ TrainOutcome Trainer::run() {
       const bool read_flag = !device_.is_cuda() || (step + 1) % 50 == 0;
       double flags[2] = {static_cast<double>(stop_requested()),
                          read_flag ? static_cast<double>(first_bad.item<std::int64_t>()) : -1.0};
-      world_.allreduce_max(flags, 2);
+      {
+        const CollectiveLabel label("stop and loss flags");
+        world_.allreduce_max(flags, 2);
+      }
       require_finite(flags[1], epoch);
       if (flags[0] > 0) {
         synchronize(device_);
@@ -297,8 +302,12 @@ TrainOutcome Trainer::run() {
     double sums[3] = {loss_sum.item<double>(), static_cast<double>(correct.item<std::int64_t>()),
                       static_cast<double>(steps_per_epoch * accumulation * batch)};
     double bad = static_cast<double>(bad_step);
-    world_.allreduce_sum(sums, 3);
-    require_finite(world_.allreduce_max(bad), epoch);
+    {
+      const CollectiveLabel label("epoch metrics");
+      world_.allreduce_sum(sums, 3);
+      bad = world_.allreduce_max(bad);
+    }
+    require_finite(bad, epoch);
 
     EpochRecord record;
     record.epoch = epoch;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -71,6 +72,66 @@ TEST(Stall, MpiNamesTheRankThatSkipped) { check_rank_1_skips("mpi"); }
 #ifdef FUSETRAIN_WITH_GLOO
 TEST(Stall, GlooNamesTheRankThatSkipped) { check_rank_1_skips("gloo"); }
 #endif
+
+// Rank 1 skips a control collective of the world (the stop flags of a training step). With the backend's
+// inspector watching, the others number it after the backend's collective and name rank 1 as behind;
+// without a watch they still end within the timeout. Rank 1 then joins late, so nothing stays pending.
+void check_world_names_rank_1(bool watched) {
+  const World& world = test::world();
+  ASSERT_GE(world.size(), 2);
+  World control(world.comm());  // its own communicator: it is unusable after the timeout
+  control.set_timeout(60);      // the watch's timeout applies while it is attached
+  BackendOptions options;
+  options.stall_timeout_s = kTimeout;
+  auto backend = make_backend(control, options);
+  std::unique_ptr<WatchedCollectives> watch;
+  if (watched) watch = std::make_unique<WatchedCollectives>(control, backend->watch());
+  else control.set_timeout(kTimeout);
+  std::vector<float> data(16, 1.0f);
+  backend->allreduce(data.data(), data.size(), DType::kFloat32);
+
+  double flags[2] = {0, static_cast<double>(world.rank())};
+  if (world.rank() != 1) {
+    const CollectiveLabel label("stop flags");
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      control.allreduce_max(flags, 2);
+      ADD_FAILURE() << "the control all-reduce completed without rank 1";
+    } catch (const StallError& e) {
+      const double waited = seconds_since(start);
+      const std::string message = e.what();
+      EXPECT_GE(waited, kTimeout - 0.1) << message;
+      EXPECT_LE(waited, kTimeout + kSlack) << message;
+      if (watched) {
+        EXPECT_NE(message.find("all-reduce #2 (stop flags, 16 B, mpi) waited"), std::string::npos) << message;
+        EXPECT_NE(message.find("rank 1 (" + world.hostname() + ") is idle after collective #1 (behind)"),
+                  std::string::npos) << message;
+        EXPECT_EQ(e.ranks(), std::vector<int>{1}) << message;
+      } else {
+        EXPECT_NE(message.find("all-reduce (16 B, mpi) waited"), std::string::npos) << message;
+        EXPECT_NE(message.find("some rank has not joined it"), std::string::npos) << message;
+      }
+    }
+    try {
+      control.barrier();
+      ADD_FAILURE() << "the world accepted a collective after a stall";
+    } catch (const StallError&) {
+      ADD_FAILURE() << "a later call must not report a new stall";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("unusable after an earlier failure"), std::string::npos) << e.what();
+    }
+  }
+  world.barrier();
+  if (world.rank() == 1) {
+    control.allreduce_max(flags, 2);
+    EXPECT_EQ(flags[1], world.size() - 1);
+  }
+  world.barrier();
+}
+
+TEST(Stall, WorldCollectiveNamesTheRankThatSkipped) { check_world_names_rank_1(true); }
+
+TEST(Stall, WorldCollectiveEndsWithoutAWatch) { check_world_names_rank_1(false); }
 
 // With every rank in the same collective nobody is blamed; once rank 1's heartbeat stops (its inspector
 // is destroyed) the others report it as not heard from.
