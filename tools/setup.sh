@@ -14,7 +14,7 @@ apt_pkgs=(
   libhdf5-dev hdf5-tools
   libyaml-cpp-dev libboost-program-options-dev
   libgloo-dev libturbojpeg0-dev libpng-dev
-  libgtest-dev libssl-dev zlib1g-dev
+  libgtest-dev libssl-dev zlib1g-dev gdb
   dataset-fashion-mnist
   slurm-wlm
 )
