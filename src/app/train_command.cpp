@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #ifdef FUSETRAIN_WITH_CUDA
@@ -101,6 +102,9 @@ int train(const Config& config, const std::string& command_line, int argc, char*
   // A rank that dies or hangs must end the job, not leave the others waiting in a control collective.
   world.set_timeout(config.distributed.stall_timeout_s);
   install_stop_handlers();
+  // Outside the try block: on an error the handler aborts the job at once, before unwinding could make
+  // the backend wait out the grace period it gives abandoned collectives.
+  std::unique_ptr<Backend> backend;
   try {
     const auto hashes = world.allgather(dump_config(config));
     std::ostringstream differing;
@@ -147,7 +151,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
     backend_options.name = config.distributed.backend;
     backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
-    auto backend = make_backend(world, backend_options);
+    backend = make_backend(world, backend_options);
     const WatchedCollectives watched(world, backend->watch());
     Timeline timeline(!config.distributed.timeline.empty());
 
