@@ -51,7 +51,7 @@ fault() {
     expect_message "rank 2 \([^)]*\): error: .*rank 1 \([^)]*\) not heard from .*\(dead or hung\)"
   fi
   expect_faster_than $((stall + 20))
-  if pgrep -f -- "--config $WORK/run.yaml" > /dev/null; then ft_fail "a rank is still running"; fi
+  expect_no_rank "$WORK/run.yaml"
   pass
 }
 

@@ -40,7 +40,7 @@ killed_while_writing() {
   expect_message "rank 1 \([^)]*\): error: .*rank 0 \([^)]*\) not heard from .*\(dead or hung\)"
   expect_message "rank 2 \([^)]*\): error: .*rank 0 \([^)]*\) not heard from .*\(dead or hung\)"
   expect_faster_than $((stall + 10))
-  if pgrep -f -- "--config $WORK/run.yaml" > /dev/null; then ft_fail "a rank is still running"; fi
+  expect_no_rank "$WORK/run.yaml"
   [ -f "$checkpoint" ] || ft_fail "the previous checkpoint is gone"
   pass
 }

@@ -180,6 +180,8 @@ expect_count() {
 expect_faster_than() {
   awk -v e="$ELAPSED" -v l="$1" 'BEGIN { exit !(e <= l) }' || ft_fail "took $ELAPSED s, expected at most $1 s"
 }
+# expect_no_rank CONFIG: no process of the job started with --config CONFIG is left running.
+expect_no_rank() { if pgrep -f -- "--config $1" > /dev/null; then ft_fail "a rank is still running"; fi; }
 expect_absent() { if [ -e "$1" ]; then ft_fail "$1 exists but must not"; fi; }
 # No temporary or half-written output left in a folder (AtomicFile temporaries end in .partial-<pid>).
 expect_no_partial() {
