@@ -181,7 +181,6 @@ void validate_for_device(const Config& c, bool cuda_available) {
              "ranks on one GPU; use 'mpi' or 'gloo' to share devices");
   FT_REQUIRE(cuda || (c.precision.dtype != "fp16" && c.precision.dtype != "bf16"),
              "precision.dtype '", c.precision.dtype, "' needs a CUDA device; use fp32 on CPU");
-  FT_REQUIRE(cuda || !c.precision.cuda_graphs, "precision.cuda_graphs needs a CUDA device");
   FT_REQUIRE(cuda || c.model.conv_relu != "fused",
              "model.conv_relu 'fused' is a CUDA kernel; use 'aten' on CPU");
   FT_REQUIRE(c.model.name != "conv_stack" || !c.model.layers.empty(),

@@ -237,7 +237,6 @@ std::vector<Option> option_table(Config& c) {
   b.number("precision.initial_scale", &c.precision.initial_scale, "fp16 initial loss scale", above(0));
   b.number("precision.growth_interval", &c.precision.growth_interval, "fp16: steps between scale growths", at_least(1));
   b.flag("precision.channels_last", &c.precision.channels_last, "NHWC memory format for convolutions");
-  b.flag("precision.cuda_graphs", &c.precision.cuda_graphs, "capture the training step as a CUDA graph");
 
   b.number("regularization.label_smoothing", &c.regularization.label_smoothing,
            "cross-entropy label smoothing", between(0, 0.99));

@@ -68,7 +68,6 @@ struct PrecisionConfig {
   double initial_scale = 65536.0;  // fp16 dynamic loss scaling
   int growth_interval = 2000;
   bool channels_last = false;
-  bool cuda_graphs = false;
 };
 
 struct RegularizationConfig {
