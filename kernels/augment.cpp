@@ -13,7 +13,7 @@ void augment_batch_cpu(const std::uint8_t* images, const std::int64_t* indices, 
   const std::int64_t plane = std::int64_t{p.height} * p.width;
   for (std::int64_t b = begin; b < end; ++b) {
     const std::uint8_t* image = images + indices[b] * image_size;
-    const SampleAugment a = sample_augment(p, position_base + b);
+    const SampleAugment a = sample_augment(p, position_base + b, indices[b]);
     float* dst = out + b * image_size;
     for (int c = 0; c < p.channels; ++c)
       for (int y = 0; y < p.height; ++y)

@@ -19,7 +19,7 @@ __global__ void augment_batch_kernel(const std::uint8_t* __restrict__ images,
     const int c = static_cast<int>(rest / plane);
     const int y = static_cast<int>((rest % plane) / p.width);
     const int x = static_cast<int>(rest % p.width);
-    const SampleAugment a = sample_augment(p, position_base + b);
+    const SampleAugment a = sample_augment(p, position_base + b, indices[b]);
     out[i] = augmented_pixel(images + indices[b] * per_sample, p, a, c, y, x);
   }
 }

@@ -10,6 +10,12 @@ struct AugmentParams {
   int height = 0, width = 0, channels = 0;  // of the stored images
   int crop_padding = 0;                     // random translation in [-pad, pad] with reflect padding
   bool flip = false;
+  // With flip: the first epoch flips each image at random (a draw fixed per image by image_seed), and
+  // every later epoch flips exactly the images the previous one did not, so that each image is seen
+  // both ways in every pair of epochs.
+  bool alternate_flip = false;
+  std::uint64_t image_seed = 0;
+  int epoch = 1;  // 1-based, for alternate_flip
   int cutout = 0;                           // side of the zeroed square (after normalisation: 0)
   float mean[3] = {0, 0, 0};                // per channel, pixel units / 255
   float inv_std[3] = {1, 1, 1};
@@ -17,8 +23,8 @@ struct AugmentParams {
   bool train = true;                        // false: no randomness, normalisation only
 };
 
-// Per-sample random choices, derived from (seed, sample position) by a counter-based hash so that the
-// CPU and CUDA paths draw identical augmentations.
+// Per-sample random choices, derived from (seed, sample position) — and for alternating flips from the
+// image's index — by a counter-based hash so that the CPU and CUDA paths draw identical augmentations.
 struct SampleAugment {
   int dy = 0, dx = 0;  // translation
   bool flip = false;
@@ -39,7 +45,7 @@ inline std::uint64_t mix64(std::uint64_t x) {
 #ifdef __CUDACC__
 __host__ __device__
 #endif
-inline SampleAugment sample_augment(const AugmentParams& p, std::int64_t position) {
+inline SampleAugment sample_augment(const AugmentParams& p, std::int64_t position, std::int64_t image) {
   SampleAugment a;
   if (!p.train) return a;
   const std::uint64_t r = mix64(p.seed ^ mix64(static_cast<std::uint64_t>(position)));
@@ -49,7 +55,12 @@ inline SampleAugment sample_augment(const AugmentParams& p, std::int64_t positio
     a.dy = static_cast<int>(r % span) - p.crop_padding;
     a.dx = static_cast<int>((r >> 16) % span) - p.crop_padding;
   }
-  a.flip = p.flip && ((r >> 40) & 1u);
+  if (p.alternate_flip) {
+    const std::uint64_t first = mix64(p.image_seed ^ mix64(static_cast<std::uint64_t>(image))) & 1u;
+    a.flip = p.flip && ((first ^ static_cast<std::uint64_t>((p.epoch - 1) & 1)) != 0);
+  } else {
+    a.flip = p.flip && ((r >> 40) & 1u);
+  }
   if (p.cutout > 0) {
     // Centre uniform over the image, as in the cutout paper.
     a.cut = true;

@@ -78,6 +78,7 @@ int bench_allreduce(int argc, char** argv) {
     std::vector<at::Tensor> grads;
     std::int64_t total = 0;
     for (const auto& item : net->named_parameters()) {
+      if (!item.value().requires_grad()) continue;  // frozen parameters get no gradient
       named.push_back({item.key(), item.value()});
       grads.push_back(at::randn_like(item.value()));
       total += item.value().numel();

@@ -77,6 +77,7 @@ int bench_step_worker(int argc, char** argv) {
     std::vector<NamedTensor> named;
     std::vector<at::Tensor> parameters;
     for (const auto& item : net->named_parameters()) {
+      if (!item.value().requires_grad()) continue;  // frozen parameters get no gradient
       named.push_back({item.key(), item.value()});
       parameters.push_back(item.value());
     }

@@ -191,10 +191,16 @@ std::vector<Option> option_table(Config& c) {
   const double inf = std::numeric_limits<double>::infinity();
   (void)inf;
 
-  b.choice("model.name", &c.model.name, {"simple_cnn", "conv_stack", "resnet18", "resnet9"},
+  b.choice("model.name", &c.model.name, {"simple_cnn", "conv_stack", "resnet18", "resnet9", "fast_cifar"},
            "network architecture");
   b.number("model.dropout", &c.model.dropout, "classifier dropout probability of simple_cnn", between(0, 0.99));
-  b.number("model.width", &c.model.width, "base channel count of resnet9/resnet18", at_least(1));
+  b.number("model.width", &c.model.width, "base channel count of resnet9/resnet18/fast_cifar", at_least(1));
+  b.number("model.whiten_bias_epochs", &c.model.whiten_bias_epochs,
+           "fast_cifar: epochs the patch-whitening layer's bias trains, then it is frozen (0 = always trains)",
+           at_least(0));
+  b.number("model.norm_bias_lr_scale", &c.model.norm_bias_lr_scale,
+           "fast_cifar: learning-rate multiplier of the BatchNorm biases (their weight decay is divided by it)",
+           above(0));
   b.choice("model.conv_relu", &c.model.conv_relu, {"aten", "fused"},
            "conv+ReLU implementation: aten (cuDNN/oneDNN) or fused (hand-written CUDA kernel)");
   b.add(layers_option(&c.model.layers));
@@ -212,6 +218,8 @@ std::vector<Option> option_table(Config& c) {
   b.number("data.augment.crop_padding", &c.data.augment.crop_padding,
            "random crop after reflect padding by this many pixels (0 = off)", between(0, 64));
   b.flag("data.augment.flip", &c.data.augment.flip, "random horizontal flip");
+  b.flag("data.augment.alternate_flip", &c.data.augment.alternate_flip,
+         "with flip: each image is flipped at random in the first epoch, then the opposite way each epoch");
   b.number("data.augment.cutout", &c.data.augment.cutout, "side of a random zeroed square (0 = off)", at_least(0));
 
   b.choice("optimizer.name", &c.optimizer.name, {"sgd", "adam", "adamw", "rmsprop"}, "optimizer");
@@ -224,13 +232,14 @@ std::vector<Option> option_table(Config& c) {
   b.number("optimizer.eps", &c.optimizer.eps, "Adam/RMSprop epsilon", above(0));
   b.number("optimizer.alpha", &c.optimizer.alpha, "RMSprop smoothing constant", between(0, 0.999999));
 
-  b.choice("scheduler.name", &c.scheduler.name, {"none", "step", "cosine", "onecycle"}, "learning-rate schedule");
+  b.choice("scheduler.name", &c.scheduler.name, {"none", "step", "cosine", "onecycle", "linear"},
+           "learning-rate schedule (onecycle: rise then cosine fall; linear: rise then straight fall)");
   b.number("scheduler.warmup_epochs", &c.scheduler.warmup_epochs, "linear warm-up length in epochs", at_least(0));
   b.number("scheduler.warmup_start", &c.scheduler.warmup_start, "warm-up starts at lr * this", between(0, 1));
   b.number("scheduler.step_size", &c.scheduler.step_size, "step: epochs between decays", at_least(1));
   b.number("scheduler.gamma", &c.scheduler.gamma, "step: decay factor", between(0, 1));
-  b.number("scheduler.min_lr", &c.scheduler.min_lr, "cosine/onecycle floor", at_least(0));
-  b.number("scheduler.pct_start", &c.scheduler.pct_start, "onecycle: fraction of steps rising", between(0, 1));
+  b.number("scheduler.min_lr", &c.scheduler.min_lr, "cosine/onecycle/linear floor", at_least(0));
+  b.number("scheduler.pct_start", &c.scheduler.pct_start, "onecycle/linear: fraction of steps rising", between(0, 1));
 
   b.choice("precision.dtype", &c.precision.dtype, {"fp32", "fp16", "bf16", "fp64"},
            "training precision (fp16 uses dynamic loss scaling; fp16/bf16 need CUDA)");
@@ -253,6 +262,11 @@ std::vector<Option> option_table(Config& c) {
   b.number("train.threads", &c.train.threads, "CPU threads per rank (0 = cores / local ranks)", at_least(0));
   b.number("train.eval_every", &c.train.eval_every, "epochs between test evaluations", at_least(1));
   b.number("train.checkpoint_every", &c.train.checkpoint_every, "epochs between checkpoints (0 = off)", at_least(0));
+  b.number("train.lookahead_every", &c.train.lookahead_every,
+           "every N optimizer steps pull the weights towards a slow copy, which is kept at the end (0 = off)",
+           at_least(0));
+  b.choice("train.tta", &c.train.tta, {"none", "flip", "flip_translate"},
+           "test-time augmentation: average the logits over flips (and 1-pixel translations)");
 
   b.choice("distributed.backend", &c.distributed.backend, {"mpi", "gloo", "nccl"}, "gradient all-reduce backend");
   b.number("distributed.stall_timeout_s", &c.distributed.stall_timeout_s,

@@ -17,9 +17,11 @@ struct LayerSpec {
 };
 
 struct ModelConfig {
-  std::string name = "simple_cnn";  // simple_cnn, conv_stack, resnet18, resnet9
+  std::string name = "simple_cnn";  // simple_cnn, conv_stack, resnet18, resnet9, fast_cifar
   double dropout = 0.5;             // classifier dropout of simple_cnn
-  int width = 64;                   // base channel count of resnet9/resnet18
+  int width = 64;                   // base channel count of resnet9/resnet18/fast_cifar
+  int whiten_bias_epochs = 3;       // fast_cifar: epochs the whitening layer's bias trains (0 = all)
+  double norm_bias_lr_scale = 64;   // fast_cifar: learning-rate multiplier of BatchNorm biases
   std::string conv_relu = "aten";   // aten | fused (hand-written CUDA conv+bias+ReLU)
   std::vector<LayerSpec> layers;    // conv_stack only
 };
@@ -27,6 +29,7 @@ struct ModelConfig {
 struct AugmentConfig {
   int crop_padding = 0;  // random crop after reflect padding by this many pixels (0 = off)
   bool flip = false;     // random horizontal flip
+  bool alternate_flip = false;  // with flip: random in the first epoch, then each image alternates
   int cutout = 0;        // side of a random zeroed square (0 = off)
 };
 
@@ -54,13 +57,13 @@ struct OptimizerConfig {
 };
 
 struct SchedulerConfig {
-  std::string name = "none";  // none | step | cosine | onecycle
+  std::string name = "none";  // none | step | cosine | onecycle | linear
   double warmup_epochs = 0;   // linear warm-up from lr*warmup_start over this many epochs
   double warmup_start = 0.1;
   int step_size = 10;         // step: decay every step_size epochs
   double gamma = 0.1;         // step: decay factor
-  double min_lr = 0.0;        // cosine floor
-  double pct_start = 0.25;    // onecycle: fraction of training spent rising
+  double min_lr = 0.0;        // cosine/onecycle/linear floor
+  double pct_start = 0.25;    // onecycle/linear: fraction of training spent rising
 };
 
 struct PrecisionConfig {
@@ -84,6 +87,8 @@ struct TrainConfig {
   int threads = 0;              // CPU compute threads per rank (0 = cores / local ranks)
   int eval_every = 1;           // epochs between test evaluations
   int checkpoint_every = 0;     // epochs between checkpoints (0 = only on signal / at the end)
+  int lookahead_every = 0;      // steps between lookahead pulls towards slow weights (0 = off)
+  std::string tta = "none";     // test-time augmentation: none | flip | flip_translate
 };
 
 struct DistributedConfig {

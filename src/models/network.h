@@ -4,6 +4,7 @@
 
 #include <torch/nn/module.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,10 +18,24 @@ struct InputShape {
   int classes = 10;
 };
 
-// A classifier: NCHW float input -> [N, classes] logits.
+// How the optimizer treats one parameter of a model differently from the rest: `lr_scale` multiplies its
+// learning rate (and divides its weight decay, so the decay per step stays the same), and after
+// `train_epochs` epochs (0: never) its learning rate drops to zero, freezing it.
+struct ParameterRule {
+  double lr_scale = 1.0;
+  int train_epochs = 0;
+};
+
+// A classifier: NCHW float input -> [N, classes] logits. Parameters with requires_grad false are
+// frozen: they are neither all-reduced nor optimised.
 class Network : public torch::nn::Module {
  public:
   virtual at::Tensor forward(const at::Tensor& x) = 0;
+  // Called once before the replicas are synchronised (rank 0's result is broadcast), with normalised
+  // training images (float NCHW, on the model's device and dtype); for layers fitted to the data.
+  virtual void initialize_from_data(const at::Tensor& images) { (void)images; }
+  // Rules for some parameters, by their name in named_parameters(); the others train as configured.
+  virtual std::map<std::string, ParameterRule> parameter_rules() const { return {}; }
 };
 
 // Builds model.name for the given input; throws ft::Error naming the key on bad settings.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/conv_stack.h"
+#include "models/fast_cifar.h"
 #include "models/network.h"
 #include "models/resnet18.h"
 #include "models/resnet9.h"
@@ -23,6 +24,7 @@ const std::vector<std::pair<std::string, Factory>>& factories() {
       {"conv_stack", make_conv_stack},
       {"resnet18", make_resnet18},
       {"resnet9", make_resnet9},
+      {"fast_cifar", make_fast_cifar},
   };
   return table;
 }

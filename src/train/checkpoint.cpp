@@ -52,7 +52,7 @@ at::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::strin
 
 void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                      torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& p,
-                     const at::Device& device) {
+                     const at::Device& device, const std::vector<at::Tensor>& extra) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive, optimizer_archive;
   network.save(model_archive);
@@ -67,6 +67,8 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   archive.write("scaler_scale", scaler.scale_state().to(at::kCPU));
   archive.write("scaler_growth", scaler.growth_state().to(at::kCPU));
   archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
+  archive.write("extra_count", at::tensor({static_cast<std::int64_t>(extra.size())}, at::kLong));
+  for (std::size_t i = 0; i < extra.size(); ++i) archive.write(cat("extra_", i), extra[i].detach().to(at::kCPU));
 #ifdef FUSETRAIN_WITH_CUDA
   if (device.is_cuda()) archive.write("rng_cuda", at::cuda::detail::getDefaultCUDAGenerator(device.index()).get_state());
 #endif
@@ -82,7 +84,8 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
 }
 
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
-                                 torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device) {
+                                 torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
+                                 const std::vector<at::Tensor>& extra) {
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, device);
@@ -112,6 +115,13 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
   p.loss_sum = read_tensor(archive, "loss_sum").to(at::kCPU).item<double>();
   p.history = history_records(read_tensor(archive, "history").to(at::kCPU));
   scaler.restore(read_tensor(archive, "scaler_scale"), read_tensor(archive, "scaler_growth"));
+  const auto extra_count = read_tensor(archive, "extra_count").to(at::kCPU).item<std::int64_t>();
+  FT_REQUIRE(extra_count == static_cast<std::int64_t>(extra.size()), "checkpoint ", path, " holds ", extra_count,
+             " extra state tensors but this run keeps ", extra.size());
+  {
+    at::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < extra.size(); ++i) extra[i].copy_(read_tensor(archive, cat("extra_", i)));
+  }
   at::Generator cpu_generator = at::detail::getDefaultCPUGenerator();
   cpu_generator.set_state(read_tensor(archive, "rng_cpu").to(at::kCPU));
 #ifdef FUSETRAIN_WITH_CUDA

@@ -26,10 +26,12 @@ struct TrainingPosition {
 };
 
 // `fingerprint` identifies the run (resolved config without train.epochs); a mismatch on load is an error.
+// `extra`: further training state (e.g. lookahead's slow weights), saved and restored in place.
 void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                      torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& position,
-                     const at::Device& device);
+                     const at::Device& device, const std::vector<at::Tensor>& extra = {});
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
-                                 torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device);
+                                 torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
+                                 const std::vector<at::Tensor>& extra = {});
 
 }  // namespace ft

@@ -1,5 +1,5 @@
 // Schedule arithmetic. Warm-up is counted in steps (fractional epochs allowed); the decay phase of
-// cosine and one-cycle spans the remaining steps so that the last step reaches min_lr.
+// cosine, one-cycle and linear spans the remaining steps so that the last step reaches min_lr.
 #include "train/scheduler.h"
 
 #include <algorithm>
@@ -15,11 +15,12 @@ LearningRateSchedule::LearningRateSchedule(const SchedulerConfig& config, double
 
 double LearningRateSchedule::at(std::int64_t step) const {
   constexpr double kPi = 3.14159265358979323846;
-  if (c_.name == "onecycle") {
+  if (c_.name == "onecycle" || c_.name == "linear") {
     const auto rise = std::max<std::int64_t>(1, static_cast<std::int64_t>(c_.pct_start * total_));
     const double start = base_ * c_.warmup_start;
     if (step < rise) return start + (base_ - start) * static_cast<double>(step) / rise;
     const double t = std::min(1.0, static_cast<double>(step - rise) / std::max<std::int64_t>(1, total_ - rise - 1));
+    if (c_.name == "linear") return base_ + (c_.min_lr - base_) * t;
     return c_.min_lr + (base_ - c_.min_lr) * 0.5 * (1 + std::cos(kPi * t));
   }
   if (step < warmup_) {

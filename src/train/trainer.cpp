@@ -3,10 +3,13 @@
 // (early stopping, errors) and rank 0 only has to print and write them.
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <memory>
+#include <utility>
 
 #include "comm/engine.h"
 #include "comm/replica_check.h"
@@ -22,17 +25,15 @@
 #include "runtime/world.h"
 #include "train/checkpoint.h"
 #include "train/device_setup.h"
+#include "train/evaluation.h"
 #include "train/history.h"
+#include "train/lookahead.h"
 #include "train/optimizer.h"
 #include "train/precision.h"
 #include "train/scheduler.h"
 
 namespace ft {
 namespace {
-
-struct EvalResult {
-  double loss = 0, accuracy = 0;
-};
 
 std::int64_t limited(std::int64_t total, std::int64_t limit) { return limit > 0 ? std::min(total, limit) : total; }
 
@@ -47,31 +48,6 @@ void broadcast_state(Network& net, const World& world) {
     world.broadcast_bytes(host.data_ptr(), static_cast<std::size_t>(host.numel() * host.element_size()));
     t.detach().copy_(host);
   }
-}
-
-EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams& params, int batch,
-                    at::ScalarType input_dtype, at::ScalarType amp_dtype, bool channels_last,
-                    double label_smoothing, const World& world) {
-  net.eval();
-  at::NoGradGuard no_grad;
-  const auto device = test.device();
-  auto loss_sum = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kDouble));
-  auto correct = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kLong));
-  for (std::int64_t begin = 0; begin < test.size(); begin += batch) {
-    const std::int64_t n = std::min<std::int64_t>(batch, test.size() - begin);
-    const auto idx = at::arange(begin, begin + n, at::TensorOptions().dtype(at::kLong));
-    auto [x, y] = test.batch(idx, params, 0, input_dtype, channels_last);
-    AutocastScope autocast(device, amp_dtype);
-    const auto logits = net.forward(x).to(at::kFloat);
-    loss_sum += at::cross_entropy_loss(logits, y, {}, at::Reduction::Sum, -100, label_smoothing).to(at::kDouble);
-    correct += logits.argmax(1).eq(y).sum();
-  }
-  double sums[3] = {loss_sum.item<double>(), static_cast<double>(correct.item<std::int64_t>()),
-                    static_cast<double>(test.size())};
-  const CollectiveLabel label("evaluation metrics");
-  world.allreduce_sum(sums, 3);
-  net.train();
-  return {sums[0] / std::max(1.0, sums[2]), sums[1] / std::max(1.0, sums[2])};
 }
 
 }  // namespace
@@ -120,6 +96,18 @@ TrainOutcome Trainer::run() {
   at::manual_seed(c.train.seed);
   network_ = make_network(c.model, shape);
   network_->to(device_, param_dtype);
+  {
+    // Layers fitted to the data (fast_cifar's whitening) see un-augmented, normalised training images:
+    // at most 5000, and at most 64 MiB of them. Rank 0's result is what the broadcast below keeps.
+    const std::int64_t per_image = std::int64_t{meta.channels} * meta.height * meta.width * 4;
+    const std::int64_t n =
+        std::min({train->size(), std::int64_t{5000}, std::max<std::int64_t>(1, (64 << 20) / per_image)});
+    auto plain = train->augment_params(0, false, 0, c.data.normalize);
+    plain.train = false;
+    const auto idx = at::arange(n, at::TensorOptions().dtype(at::kLong));
+    at::NoGradGuard no_grad;
+    network_->initialize_from_data(train->batch(idx, plain, 0, param_dtype, false).first);
+  }
   if (c.precision.channels_last) {
     at::NoGradGuard no_grad;
     for (auto& p : network_->parameters())
@@ -129,7 +117,10 @@ TrainOutcome Trainer::run() {
 
   std::vector<NamedTensor> named;
   std::vector<at::Tensor> parameters;
+  std::vector<std::pair<std::string, at::Tensor>> all_named;
   for (const auto& item : network_->named_parameters()) {
+    all_named.emplace_back(item.key(), item.value());
+    if (!item.value().requires_grad()) continue;  // frozen: neither all-reduced nor optimised
     named.push_back({item.key(), item.value()});
     parameters.push_back(item.value());
   }
@@ -144,7 +135,8 @@ TrainOutcome Trainer::run() {
   engine_options.average = false;
   GradientEngine engine(backend_, world_, named, engine_options);
 
-  auto optimizer = make_optimizer(c.optimizer, parameters);
+  const std::vector<ParameterGroup> groups = group_parameters(all_named, network_->parameter_rules());
+  auto optimizer = make_optimizer(c.optimizer, groups);
   LossScaler scaler(dtype == at::kHalf, c.precision.initial_scale, c.precision.growth_interval, device_);
 
   // --- steps: equal on every rank ---
@@ -167,10 +159,29 @@ TrainOutcome Trainer::run() {
              "per epoch but each rank has ", sampler.steps_per_epoch());
   const LearningRateSchedule schedule(c.scheduler, c.optimizer.lr, steps_per_epoch, c.train.epochs);
 
-  const auto train_params =
+  auto train_params =
       train->augment_params(c.data.augment.crop_padding, c.data.augment.flip, c.data.augment.cutout, c.data.normalize);
+  train_params.alternate_flip = c.data.augment.alternate_flip;
+  train_params.image_seed = c.train.seed;
   auto test_params = test->augment_params(0, false, 0, c.data.normalize);
   test_params.train = false;
+  EvalOptions eval_options;
+  eval_options.batch = c.data.test_batch_size;
+  eval_options.input_dtype = param_dtype;
+  eval_options.amp_dtype = amp_dtype;
+  eval_options.channels_last = c.precision.channels_last;
+  eval_options.label_smoothing = c.regularization.label_smoothing;
+  eval_options.tta = c.train.tta;
+
+  std::unique_ptr<Lookahead> lookahead;
+  if (c.train.lookahead_every > 0) {
+    std::vector<at::Tensor> state;
+    for (const auto& t : network_->parameters()) state.push_back(t);
+    for (const auto& t : network_->buffers()) state.push_back(t);
+    lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, steps_per_epoch * c.train.epochs);
+  }
+  const std::vector<at::Tensor> no_extra;
+  const std::vector<at::Tensor>& extra_state = lookahead ? lookahead->slow() : no_extra;
   const std::int64_t batch = c.data.batch_size;
   const std::int64_t images_per_epoch = steps_per_epoch * accumulation * batch * world_.size();
 
@@ -186,7 +197,7 @@ TrainOutcome Trainer::run() {
   const std::string& checkpoint = options_.checkpoint_path;
   TrainingPosition position;
   if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
-    position = load_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, device_);
+    position = load_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, device_, extra_state);
     out.epochs = position.history;
     out.summary.skipped_steps = position.skipped_steps;
     if (world_.rank() == 0)
@@ -196,7 +207,7 @@ TrainOutcome Trainer::run() {
   auto save = [&](int epoch, std::int64_t step, std::int64_t global, double loss, std::int64_t right) {
     if (checkpoint.empty() || world_.rank() != 0) return;
     TrainingPosition p{epoch, step, global, loss, right, out.summary.skipped_steps, out.epochs};
-    save_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, p, device_);
+    save_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, p, device_, extra_state);
   };
 
   auto require_finite = [&](double first_bad_step, int epoch) {
@@ -214,6 +225,7 @@ TrainOutcome Trainer::run() {
     Stopwatch epoch_clock;
     network_->train();
     const auto indices = sampler.epoch_indices(epoch).to(device_);
+    train_params.epoch = epoch;
     const bool resumed_epoch = epoch == position.epoch;
     auto loss_sum = at::full({1}, resumed_epoch ? position.loss_sum : 0.0, opts.dtype(at::kDouble));
     auto correct = at::full({1}, resumed_epoch ? position.correct : 0, opts.dtype(at::kLong));
@@ -221,7 +233,7 @@ TrainOutcome Trainer::run() {
     double lr = 0;
     for (std::int64_t step = resumed_epoch ? position.step : 0; step < steps_per_epoch; ++step, ++global_step) {
       lr = schedule.at(global_step);
-      set_learning_rate(*optimizer, lr);
+      set_learning_rate(*optimizer, groups, lr, epoch);
       engine.clear_gradients();
       for (int micro = 0; micro < accumulation; ++micro) {
         const std::int64_t slot = step * accumulation + micro;
@@ -274,6 +286,7 @@ TrainOutcome Trainer::run() {
           ++out.summary.skipped_steps;
         scaler.update();
       }
+      if (lookahead) lookahead->after_step(global_step + 1);
       phases.add(Phase::kOptimizer, phase.seconds());
       if (c.distributed.verify_replicas > 0 && (global_step + 1) % c.distributed.verify_replicas == 0)
         check_replicas(parameters, world_, global_step + 1);
@@ -295,6 +308,7 @@ TrainOutcome Trainer::run() {
                                                  : cat("; checkpoint ", checkpoint)));
       }
     }
+    if (lookahead && epoch == c.train.epochs) lookahead->finish();  // the run ends on the slow weights
     synchronize(device_);
     const double epoch_time = epoch_clock.seconds();
 
@@ -318,8 +332,7 @@ TrainOutcome Trainer::run() {
     record.images_per_s = static_cast<double>(images_per_epoch) / epoch_time;
     if (epoch % c.train.eval_every == 0 || epoch == c.train.epochs) {
       Stopwatch eval_clock;
-      const auto result = evaluate(*network_, *test, test_params, c.data.test_batch_size, param_dtype, amp_dtype,
-                                   c.precision.channels_last, c.regularization.label_smoothing, world_);
+      const auto result = evaluate(*network_, *test, test_params, eval_options, world_);
       phases.add(Phase::kEval, eval_clock.seconds());
       record.test_loss = result.loss;
       record.test_acc = result.accuracy;

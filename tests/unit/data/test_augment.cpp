@@ -50,7 +50,7 @@ TEST(Augment, FlipMirrorsColumns) {
   p.flip = true;
   // Find a position whose draw flips, then check the mirror.
   for (std::int64_t pos = 0; pos < 64; ++pos) {
-    if (!sample_augment(p, pos).flip) continue;
+    if (!sample_augment(p, pos, 0).flip) continue;
     const auto out = f.run(p, {0}, pos);
     for (int y = 0; y < Fixture::H; ++y)
       for (int x = 0; x < Fixture::W; ++x)
@@ -60,13 +60,48 @@ TEST(Augment, FlipMirrorsColumns) {
   FAIL() << "no flip drawn in 64 positions";
 }
 
+// Alternating flips: a fixed half of the images flips in epoch 1, exactly the others in epoch 2, the
+// first half again in epoch 3, whatever position (batch seed) each image is drawn at.
+TEST(Augment, AlternatingFlipsSwapEveryEpoch) {
+  Fixture f;
+  auto p = f.params();
+  p.flip = true;
+  p.alternate_flip = true;
+  p.image_seed = 42;
+  int flipped_first = 0;
+  for (std::int64_t image = 0; image < 200; ++image) {
+    p.epoch = 1;
+    const bool first = sample_augment(p, image * 7, image).flip;
+    EXPECT_EQ(sample_augment(p, image * 7 + 1000, image).flip, first) << "depends on the position";
+    p.epoch = 2;
+    EXPECT_NE(sample_augment(p, image * 3, image).flip, first) << "image " << image;
+    p.epoch = 3;
+    EXPECT_EQ(sample_augment(p, image * 5, image).flip, first) << "image " << image;
+    flipped_first += first;
+  }
+  EXPECT_GT(flipped_first, 70);
+  EXPECT_LT(flipped_first, 130);
+  // The kernel applies it: image 0 comes out mirrored in exactly one of two consecutive epochs.
+  p.epoch = 1;
+  const auto one = f.run(p, {0}, 11);
+  p.epoch = 2;
+  const auto two = f.run(p, {0}, 12);
+  const auto& mirrored = sample_augment(p, 12, 0).flip ? two : one;
+  const auto& plain = sample_augment(p, 12, 0).flip ? one : two;
+  for (int y = 0; y < Fixture::H; ++y)
+    for (int x = 0; x < Fixture::W; ++x) {
+      EXPECT_FLOAT_EQ(plain[y * Fixture::W + x], f.at(0, y, x, 0) / 255.0f);
+      EXPECT_FLOAT_EQ(mirrored[y * Fixture::W + x], f.at(0, y, Fixture::W - 1 - x, 0) / 255.0f);
+    }
+}
+
 TEST(Augment, TranslationUsesReflectPadding) {
   Fixture f;
   auto p = f.params();
   p.crop_padding = 2;
   bool seen_shift = false;
   for (std::int64_t pos = 0; pos < 32; ++pos) {
-    const auto a = sample_augment(p, pos);
+    const auto a = sample_augment(p, pos, 1);
     EXPECT_LE(std::abs(a.dy), 2);
     EXPECT_LE(std::abs(a.dx), 2);
     const auto out = f.run(p, {1}, pos);
@@ -87,7 +122,7 @@ TEST(Augment, CutoutZeroesASquare) {
   auto p = f.params();
   p.cutout = 2;
   for (int c = 0; c < 3; ++c) p.mean[c] = 0.5f;
-  const auto a = sample_augment(p, 5);
+  const auto a = sample_augment(p, 5, 0);
   ASSERT_TRUE(a.cut);
   const auto out = f.run(p, {0}, 5);
   int zeros = 0;

@@ -29,7 +29,8 @@ std::vector<LayerSpec> small_stack() {
 const std::vector<InputShape> kInputs = {{1, 28, 28, 10}, {3, 32, 32, 100}, {3, 96, 96, 10}};
 
 TEST(NetworkRegistry, NamesListEveryModel) {
-  EXPECT_EQ(network_names(), (std::vector<std::string>{"simple_cnn", "conv_stack", "resnet18", "resnet9"}));
+  EXPECT_EQ(network_names(),
+            (std::vector<std::string>{"simple_cnn", "conv_stack", "resnet18", "resnet9", "fast_cifar"}));
 }
 
 TEST(NetworkRegistry, EveryModelMapsEveryInputShapeToLogits) {

@@ -1,5 +1,5 @@
 // A run stopped by a signal mid-epoch checkpoints and resumes to exactly the parameters and history of
-// an uninterrupted run (CPU, same seed, dropout and augmentation on).
+// an uninterrupted run (CPU, same seed, dropout and augmentation on; also with lookahead).
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -62,10 +62,9 @@ std::vector<at::Tensor> snapshot(const Trainer& t) {
   return out;
 }
 
-TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) {
+void check_resume(const Config& c) {
   auto& world = test_world();
   auto backend = make_backend(world, BackendOptions{});
-  const Config c = resume_config(tiny_shards());
   const std::string ckpt = std::string(FT_TEST_TMP) + "/resume.ckpt";
   std::filesystem::remove(ckpt);
 
@@ -96,6 +95,20 @@ TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) {
     EXPECT_DOUBLE_EQ(outcome.epochs[e].test_acc, expected.epochs[e].test_acc) << e;
   }
   EXPECT_EQ(outcome.summary.optimizer_steps, expected.summary.optimizer_steps);
+}
+
+TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) { check_resume(resume_config(tiny_shards())); }
+
+// Lookahead's slow weights are part of the state: the stop lands between two pulls.
+TEST(CheckpointResume, LookaheadAndAlternatingFlipsResumeExactly) {
+  Config c = resume_config(tiny_shards());
+  c.optimizer.name = "sgd";
+  c.optimizer.lr = 0.05;
+  c.optimizer.momentum = 0.9;
+  c.train.lookahead_every = 2;
+  c.train.tta = "flip_translate";
+  c.data.augment.alternate_flip = true;
+  check_resume(c);
 }
 
 TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {

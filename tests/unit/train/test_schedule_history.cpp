@@ -41,6 +41,21 @@ TEST(Schedule, StepDecayAndOneCycle) {
   EXPECT_NEAR(o.at(39), 0.0, 1e-12);
 }
 
+// The fast CIFAR-10 shape: from 0.2 x lr up to lr over 23% of the steps, then straight down to the floor.
+TEST(Schedule, LinearRiseAndFall) {
+  SchedulerConfig c;
+  c.name = "linear";
+  c.pct_start = 0.25;
+  c.warmup_start = 0.2;
+  c.min_lr = 0.07;
+  const LearningRateSchedule s(c, 1.0, 10, 4);  // 40 steps, 10 rising
+  EXPECT_NEAR(s.at(0), 0.2, 1e-12);
+  EXPECT_NEAR(s.at(5), 0.6, 1e-12);
+  EXPECT_NEAR(s.at(10), 1.0, 1e-12);
+  EXPECT_NEAR(s.at(24), 1.0 - 0.93 * (14.0 / 29), 1e-12);  // 14 of the 29 falling steps
+  EXPECT_NEAR(s.at(39), 0.07, 1e-12);
+}
+
 std::vector<EpochRecord> history(const std::vector<std::pair<double, double>>& losses) {
   std::vector<EpochRecord> out;
   int epoch = 0;

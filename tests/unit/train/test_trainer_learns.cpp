@@ -57,6 +57,42 @@ TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
   EXPECT_EQ(outcome.rank.train_images, 6000);
 }
 
+// The fast CIFAR-10 recipe end to end on the CPU (narrow net, grey 28x28 input): whitening fitted to the
+// data, frozen BatchNorm scales, per-group learning rates, lookahead, alternating flips and TTA together.
+TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
+  if (!std::filesystem::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
+  auto& world = test_world();
+  Config c = subset_config(fashion_subset());
+  c.model.name = "fast_cifar";
+  c.model.width = 16;
+  c.model.whiten_bias_epochs = 1;
+  c.data.batch_size = 128;
+  c.data.limit_test = 1000;
+  c.data.augment = {2, true, true, 0};
+  c.optimizer.lr = 0.4;
+  c.optimizer.momentum = 0.85;
+  c.optimizer.nesterov = true;
+  c.optimizer.weight_decay = 0.005;
+  c.scheduler.name = "linear";
+  c.scheduler.pct_start = 0.23;
+  c.scheduler.warmup_start = 0.2;
+  c.scheduler.min_lr = 0.028;
+  c.regularization.label_smoothing = 0.2;
+  c.train.lookahead_every = 5;
+  c.train.tta = "flip_translate";
+  auto backend = make_backend(world, BackendOptions{});
+  Trainer trainer(c, world, *backend, place_rank(c, world));
+  const auto outcome = trainer.run();
+  ASSERT_EQ(outcome.epochs.size(), 2u);
+  EXPECT_LT(outcome.epochs[1].train_loss, outcome.epochs[0].train_loss);
+  // 6,000 images, 2 epochs: about 0.87 here; simple_cnn's test above asks 0.78 of the same data.
+  EXPECT_GE(outcome.summary.final_test_acc, 0.80) << "test accuracy " << outcome.summary.final_test_acc;
+  for (const auto& item : trainer.network()->named_parameters())
+    if (item.key().find("norm") != std::string::npos && item.key().find("weight") != std::string::npos)
+      EXPECT_TRUE(at::equal(item.value(), at::ones_like(item.value()))) << item.key() << " is frozen at 1";
+}
+
 TEST(TrainerLearns, SameSeedSameMetrics) {
   if (!std::filesystem::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";

@@ -1,0 +1,56 @@
+// Evaluation over the test split: batches assembled without augmentation, logits averaged over the
+// test-time augmentations, loss and correct counts accumulated on the device and reduced once at the end.
+#include "train/evaluation.h"
+
+#include "comm/stall_inspector.h"
+#include "runtime/error.h"
+#include "runtime/world.h"
+#include "train/precision.h"
+
+namespace ft {
+namespace {
+
+at::Tensor flip_mean(Network& net, const at::Tensor& x) {
+  return 0.5 * (net.forward(x).to(at::kFloat) + net.forward(x.flip({3})).to(at::kFloat));
+}
+
+}  // namespace
+
+at::Tensor tta_logits(Network& net, const at::Tensor& x, const std::string& tta) {
+  if (tta == "none") return net.forward(x).to(at::kFloat);
+  if (tta == "flip") return flip_mean(net, x);
+  FT_CHECK(tta == "flip_translate", "unknown test-time augmentation '", tta, "'");
+  const std::int64_t h = x.size(2), w = x.size(3);
+  const auto padded = at::reflection_pad2d(x, {1, 1, 1, 1});
+  const auto down_right = padded.narrow(2, 0, h).narrow(3, 0, w);
+  const auto up_left = padded.narrow(2, 2, h).narrow(3, 2, w);
+  return 0.5 * flip_mean(net, x) + 0.25 * flip_mean(net, down_right.contiguous(x.suggest_memory_format())) +
+         0.25 * flip_mean(net, up_left.contiguous(x.suggest_memory_format()));
+}
+
+EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams& params, const EvalOptions& options,
+                    const World& world) {
+  net.eval();
+  at::NoGradGuard no_grad;
+  const auto device = test.device();
+  auto loss_sum = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kDouble));
+  auto correct = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kLong));
+  for (std::int64_t begin = 0; begin < test.size(); begin += options.batch) {
+    const std::int64_t n = std::min<std::int64_t>(options.batch, test.size() - begin);
+    const auto idx = at::arange(begin, begin + n, at::TensorOptions().dtype(at::kLong));
+    auto [x, y] = test.batch(idx, params, 0, options.input_dtype, options.channels_last);
+    AutocastScope autocast(device, options.amp_dtype);
+    const auto logits = tta_logits(net, x, options.tta);
+    loss_sum += at::cross_entropy_loss(logits, y, {}, at::Reduction::Sum, -100, options.label_smoothing)
+                    .to(at::kDouble);
+    correct += logits.argmax(1).eq(y).sum();
+  }
+  double sums[3] = {loss_sum.item<double>(), static_cast<double>(correct.item<std::int64_t>()),
+                    static_cast<double>(test.size())};
+  const CollectiveLabel label("evaluation metrics");
+  world.allreduce_sum(sums, 3);
+  net.train();
+  return {sums[0] / std::max(1.0, sums[2]), sums[1] / std::max(1.0, sums[2])};
+}
+
+}  // namespace ft
