@@ -91,6 +91,8 @@ TEST(Report, MarkdownAndCsvWithConfigKeysAndNumericSort) {
   options.sort_by = "optimizer.lr";
   const auto csv = report_table(runs, options);
   EXPECT_EQ(csv.rfind("run,model,dataset,ranks,backend,batch", 0), 0u) << csv;
+  EXPECT_NE(csv.find(",wall_s,train_s,img_per_s,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",7.50,1234,"), std::string::npos) << "train_s sums the three 2.5 s epochs: " << csv;
   EXPECT_EQ(config_value(runs[0], "data.batch_size"), "128");
 
   auto mixed = runs;
