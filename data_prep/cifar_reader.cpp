@@ -3,10 +3,10 @@
 #include "data_prep/cifar_reader.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <vector>
 
 #include "data_prep/input_files.h"
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft::prep {
@@ -69,19 +69,19 @@ std::vector<std::string> numbered_names(const std::string& prefix, int count) {
 }  // namespace
 
 RawDataset read_cifar10(const std::string& input, std::int64_t limit) {
-  const std::filesystem::path dir = release_dir(input, "cifar-10-batches-bin");
+  const std::string dir = release_dir(input, "cifar-10-batches-bin");
   const std::string expected =
       "the CIFAR-10 binary release has data_batch_1.bin .. data_batch_5.bin and test_batch.bin";
   std::vector<std::string> train_files;
   for (int b = 1; b <= 5; ++b)
-    train_files.push_back((dir / ("data_batch_" + std::to_string(b) + ".bin")).string());
-  const std::string test_file = (dir / "test_batch.bin").string();
+    train_files.push_back(paths::join(dir, "data_batch_" + std::to_string(b) + ".bin"));
+  const std::string test_file = paths::join(dir, "test_batch.bin");
   for (const auto& path : train_files) require_file(path, expected);
   require_file(test_file, expected);
 
   RawDataset ds;
   ds.class_names = class_names_or(
-      (dir / "batches.meta.txt").string(),
+      paths::join(dir, "batches.meta.txt"),
       {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
       ds.source_files);
   const RecordLayout layout{1, 0, 10};
@@ -91,17 +91,17 @@ RawDataset read_cifar10(const std::string& input, std::int64_t limit) {
 }
 
 RawDataset read_cifar100(const std::string& input, std::int64_t limit, Cifar100Label label) {
-  const std::filesystem::path dir = release_dir(input, "cifar-100-binary");
+  const std::string dir = release_dir(input, "cifar-100-binary");
   const std::string expected = "the CIFAR-100 binary release has train.bin and test.bin";
-  const std::string train_file = (dir / "train.bin").string(), test_file = (dir / "test.bin").string();
+  const std::string train_file = paths::join(dir, "train.bin"), test_file = paths::join(dir, "test.bin");
   require_file(train_file, expected);
   require_file(test_file, expected);
 
   RawDataset ds;
   const bool fine = label == Cifar100Label::fine;
   const int classes = fine ? 100 : 20;
-  const auto names_file = dir / (fine ? "fine_label_names.txt" : "coarse_label_names.txt");
-  ds.class_names = class_names_or(names_file.string(), numbered_names(fine ? "class_" : "coarse_", classes),
+  const auto names_file = paths::join(dir, fine ? "fine_label_names.txt" : "coarse_label_names.txt");
+  ds.class_names = class_names_or(names_file, numbered_names(fine ? "class_" : "coarse_", classes),
                                   ds.source_files);
   const RecordLayout layout{2, fine ? 1 : 0, classes};
   ds.train = read_split({train_file}, layout, limit, ds.source_files);

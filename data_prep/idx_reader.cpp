@@ -12,11 +12,11 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <vector>
 
 #include "data_prep/input_files.h"
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft::prep {
@@ -62,9 +62,7 @@ class GzReader {
                     const char* what, ShortFile&& short_file) {
     out.clear();
     if (gzdirect(file_)) {
-      std::error_code ec;
-      const std::uint64_t file_size = std::filesystem::file_size(path_, ec);
-      FT_REQUIRE(!ec, path_, ": cannot get the file size: ", ec.message());
+      const std::uint64_t file_size = paths::file_size(path_);
       if (file_size < header || file_size - header < size) throw Error(short_file(file_size));
       out.resize(static_cast<std::size_t>(size));
       read(out.data(), out.size(), what);
@@ -113,9 +111,9 @@ class GzReader {
 };
 
 // `dir/base`, or `dir/base.gz` when only that exists.
-std::string locate(const std::filesystem::path& dir, const std::string& base) {
-  const std::string raw = (dir / base).string(), gz = raw + ".gz";
-  if (std::filesystem::is_regular_file(raw)) return raw;
+std::string locate(const std::string& dir, const std::string& base) {
+  const std::string raw = paths::join(dir, base), gz = raw + ".gz";
+  if (paths::is_regular_file(raw)) return raw;
   require_file(gz, "expected " + base + " or " + base + ".gz, as in the MNIST / Fashion-MNIST IDX release");
   return gz;
 }
@@ -173,12 +171,12 @@ bool mentions_fashion(std::string text) {
 }  // namespace
 
 std::string idx_default_name(const std::string& input) {
-  return mentions_fashion(std::filesystem::absolute(input).string()) ? "fashion-mnist" : "mnist";
+  return mentions_fashion(paths::absolute(input)) ? "fashion-mnist" : "mnist";
 }
 
 RawDataset read_idx(const std::string& input, const std::string& dataset, std::int64_t limit) {
   require_directory(input);
-  const std::filesystem::path dir = input;
+  const std::string& dir = input;
   RawDataset ds;
   if (mentions_fashion(dataset)) {
     ds.class_names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",

@@ -4,54 +4,49 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <utility>
 #include <vector>
 
 #include "data_prep/image_codec.h"
 #include "data_prep/input_files.h"
 #include "data_prep/transforms.h"
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft::prep {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::vector<std::string> class_folders(const fs::path& split_dir) {
-  require_directory(split_dir.string());
+std::vector<std::string> class_folders(const std::string& split_dir) {
+  require_directory(split_dir);
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(split_dir)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && name.front() != '.') names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  FT_REQUIRE(!names.empty(), split_dir.string(), ": has no class folders (expected ", split_dir.string(),
+  for (const std::string& name : paths::list_directory(split_dir))
+    if (name.front() != '.' && paths::is_directory(paths::join(split_dir, name))) names.push_back(name);
+  FT_REQUIRE(!names.empty(), split_dir, ": has no class folders (expected ", split_dir,
              "/<class>/*.jpg|*.png)");
   return names;
 }
 
-bool is_image_name(const fs::path& path) {
-  std::string ext = path.extension().string();
+bool is_image_name(const std::string& name) {
+  const auto dot = name.rfind('.');
+  std::string ext = dot == std::string::npos ? std::string() : name.substr(dot);
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
 // (path, label) of every image of a split, each class's files sorted by name, the classes interleaved:
 // class 0's first file, class 1's first, ..., then every class's second file, and so on.
-std::vector<std::pair<std::string, int>> list_images(const fs::path& split_dir,
+std::vector<std::pair<std::string, int>> list_images(const std::string& split_dir,
                                                      const std::vector<std::string>& classes) {
   std::vector<std::vector<std::string>> per_class;
   std::size_t total = 0, longest = 0;
   for (const auto& name : classes) {
-    const fs::path class_dir = split_dir / name;
+    const std::string class_dir = paths::join(split_dir, name);
     std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(class_dir)) {
-      if (entry.is_regular_file() && is_image_name(entry.path()) &&
-          entry.path().filename().string().front() != '.')
-        files.push_back(entry.path().string());
+    for (const std::string& file : paths::list_directory(class_dir)) {
+      const std::string path = paths::join(class_dir, file);
+      if (file.front() != '.' && is_image_name(file) && paths::is_regular_file(path)) files.push_back(path);
     }
-    FT_REQUIRE(!files.empty(), class_dir.string(), ": class folder has no .jpg, .jpeg or .png images");
+    FT_REQUIRE(!files.empty(), class_dir, ": class folder has no .jpg, .jpeg or .png images");
     std::sort(files.begin(), files.end());
     total += files.size();
     longest = std::max(longest, files.size());
@@ -65,14 +60,14 @@ std::vector<std::pair<std::string, int>> list_images(const fs::path& split_dir,
   return images;
 }
 
-void require_same_classes(const fs::path& test_dir, const std::vector<std::string>& test_classes,
-                          const fs::path& train_dir, const std::vector<std::string>& train_classes) {
+void require_same_classes(const std::string& test_dir, const std::vector<std::string>& test_classes,
+                          const std::string& train_dir, const std::vector<std::string>& train_classes) {
   for (const auto& name : train_classes)
-    FT_REQUIRE(std::binary_search(test_classes.begin(), test_classes.end(), name), test_dir.string(),
-               ": has no class folder '", name, "' but ", train_dir.string(), " has");
+    FT_REQUIRE(std::binary_search(test_classes.begin(), test_classes.end(), name), test_dir,
+               ": has no class folder '", name, "' but ", train_dir, " has");
   for (const auto& name : test_classes)
-    FT_REQUIRE(std::binary_search(train_classes.begin(), train_classes.end(), name), test_dir.string(),
-               ": has class folder '", name, "' that ", train_dir.string(), " lacks");
+    FT_REQUIRE(std::binary_search(train_classes.begin(), train_classes.end(), name), test_dir,
+               ": has class folder '", name, "' that ", train_dir, " lacks");
 }
 
 // Where the first decoded image came from and its size, which every later one must match.
@@ -107,7 +102,7 @@ RawSplit decode_split(const std::vector<std::pair<std::string, int>>& images, in
 
 RawDataset read_image_folder(const std::string& input, int resize, std::int64_t limit) {
   require_directory(input);
-  const fs::path train_dir = fs::path(input) / "train", test_dir = fs::path(input) / "test";
+  const std::string train_dir = paths::join(input, "train"), test_dir = paths::join(input, "test");
   RawDataset ds;
   ds.class_names = class_folders(train_dir);
   require_same_classes(test_dir, class_folders(test_dir), train_dir, ds.class_names);

@@ -5,35 +5,30 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft::prep {
 
-namespace fs = std::filesystem;
-
 void require_directory(const std::string& path) {
-  FT_REQUIRE(fs::is_directory(path), path, ": input directory does not exist");
+  FT_REQUIRE(paths::is_directory(path), path, ": input directory does not exist");
 }
 
 std::string release_dir(const std::string& input, const std::string& subdir) {
   require_directory(input);
-  const fs::path nested = fs::path(input) / subdir;
-  return fs::is_directory(nested) ? nested.string() : input;
+  const std::string nested = paths::join(input, subdir);
+  return paths::is_directory(nested) ? nested : input;
 }
 
 void require_file(const std::string& path, const std::string& expected) {
-  FT_REQUIRE(fs::is_regular_file(path), path, ": missing (", expected, ")");
+  FT_REQUIRE(paths::is_regular_file(path), path, ": missing (", expected, ")");
 }
 
 std::uint64_t file_size(const std::string& path) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  FT_REQUIRE(!ec, path, ": cannot read its size: ", ec.message());
-  return size;
+  return paths::file_size(path);
 }
 
 std::vector<std::uint8_t> read_bytes(const std::string& path) {
@@ -48,7 +43,7 @@ std::vector<std::uint8_t> read_bytes(const std::string& path) {
 
 std::vector<std::string> class_names_or(const std::string& path, std::vector<std::string> fallback,
                                         std::vector<std::string>& sources) {
-  if (!fs::exists(path)) return fallback;
+  if (!paths::exists(path)) return fallback;
   std::ifstream in(path);
   FT_REQUIRE(in.good(), path, ": cannot open: ", std::strerror(errno));
   std::vector<std::string> names;

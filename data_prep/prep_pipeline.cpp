@@ -3,7 +3,6 @@
 #include "data_prep/prep_pipeline.h"
 
 #include <chrono>
-#include <filesystem>
 
 #include "data_prep/checksum.h"
 #include "data_prep/idx_reader.h"
@@ -11,6 +10,7 @@
 #include "data_prep/shard_writer.h"
 #include "data_prep/stl10_reader.h"
 #include "data_prep/transforms.h"
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft::prep {
@@ -45,9 +45,7 @@ std::string default_dataset_name(Format format, const std::string& input) {
     case Format::idx:
       return idx_default_name(input);
     case Format::folder: {
-      const auto path = std::filesystem::absolute(input).lexically_normal();
-      const auto name = path.has_filename() ? path.filename() : path.parent_path().filename();
-      return name.string();
+      return paths::filename(paths::absolute(input));
     }
   }
   FT_CHECK(false, "unhandled format ", static_cast<int>(format));

@@ -2,41 +2,45 @@
 // first rename means a failed or interrupted run never leaves a mix of old and new shards behind.
 #include "data_prep/shard_writer.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
-#include <filesystem>
+#include <cstdio>
+#include <cstring>
 #include <regex>
 
 #include "data/shard_format.h"
 #include "data/shard_reader.h"
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft::prep {
 namespace {
 
-namespace fs = std::filesystem;
-
 // A fresh folder, removed with whatever it still holds on scope exit (empty after a full commit).
 class StagingDir {
  public:
-  explicit StagingDir(fs::path path) : path_(std::move(path)) {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-    fs::create_directory(path_, ec);
-    FT_REQUIRE(!ec, path_.string(), ": cannot create the staging folder: ", ec.message());
+  explicit StagingDir(std::string path) : path_(std::move(path)) {
+    paths::remove_all(path_);
+    FT_REQUIRE(::mkdir(path_.c_str(), 0777) == 0, path_, ": cannot create the staging folder: ",
+               std::strerror(errno));
   }
   ~StagingDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
+    try {
+      paths::remove_all(path_);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "fusetrain-prep: warning: %s\n", e.what());
+    }
   }
   StagingDir(const StagingDir&) = delete;
   StagingDir& operator=(const StagingDir&) = delete;
-  const fs::path& path() const { return path_; }
+  const std::string& path() const { return path_; }
 
  private:
-  fs::path path_;
+  std::string path_;
 };
 
 void require_shardable(const RawSplit& split, const std::string& name, std::int64_t shards) {
@@ -46,7 +50,7 @@ void require_shardable(const RawSplit& split, const std::string& name, std::int6
 }
 
 void write_split(const RawSplit& split, const std::string& name, const RawDataset& ds,
-                 const ShardSetSpec& spec, const ChannelStats& stats, const fs::path& dir,
+                 const ShardSetSpec& spec, const ChannelStats& stats, const std::string& dir,
                  std::vector<std::string>& names) {
   for (std::int64_t k = 0; k < spec.shards; ++k) {
     const auto [begin, end] = slice_of(split.count(), static_cast<int>(k), static_cast<int>(spec.shards));
@@ -64,22 +68,20 @@ void write_split(const RawSplit& split, const std::string& name, const RawDatase
     meta.width = split.width;
     meta.channels = split.channels;
     const std::string file = shard_file_name(name, k, spec.shards);
-    write_shard((dir / file).string(), meta, split.images.data() + begin * split.image_bytes(),
+    write_shard(paths::join(dir, file), meta, split.images.data() + begin * split.image_bytes(),
                 split.labels.data() + begin);
     names.push_back(file);
   }
 }
 
 // Removes train/test shards in dir that are not among `keep` (left over from another shard count).
-void remove_stale_shards(const fs::path& dir, const std::vector<std::string>& keep) {
+void remove_stale_shards(const std::string& dir, const std::vector<std::string>& keep) {
   const std::regex shard_name(R"((train|test)-\d+-of-\d+\.h5)");
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, shard_name) && std::find(keep.begin(), keep.end(), name) == keep.end()) {
-      std::error_code ec;
-      fs::remove(entry.path(), ec);
-      FT_REQUIRE(!ec, entry.path().string(), ": cannot remove this shard of an earlier run: ", ec.message());
-    }
+  for (const std::string& name : paths::list_directory(dir)) {
+    if (!std::regex_match(name, shard_name) || std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
+    const std::string path = paths::join(dir, name);
+    FT_REQUIRE(::remove(path.c_str()) == 0, path, ": cannot remove this shard of an earlier run: ",
+               std::strerror(errno));
   }
 }
 
@@ -114,27 +116,25 @@ WrittenShards write_shard_set(const RawDataset& ds, const ShardSetSpec& spec, co
              " but test images are ", ds.test.width, "x", ds.test.height, "x", ds.test.channels);
   require_shardable(ds.train, "train", spec.shards);
   require_shardable(ds.test, "test", spec.shards);
-  std::error_code ec;
-  fs::create_directories(output_dir, ec);
-  FT_REQUIRE(!ec && fs::is_directory(output_dir), output_dir, ": cannot create the output folder",
-             ec ? ": " + ec.message() : std::string(" (a file of that name exists)"));
+  const std::string failure = paths::try_create_directories(output_dir);
+  FT_REQUIRE(failure.empty(), output_dir, ": cannot create the output folder: ", failure,
+             paths::exists(output_dir) ? " (a file of that name exists)" : "");
 
   WrittenShards written;
   written.stats = channel_stats(ds.train);
-  StagingDir staging(fs::path(output_dir) / (".partial-" + std::to_string(getpid())));
+  StagingDir staging(paths::join(output_dir, ".partial-" + std::to_string(getpid())));
   std::vector<std::string> names;
   write_split(ds.train, "train", ds, spec, written.stats, staging.path(), names);
   write_split(ds.test, "test", ds, spec, written.stats, staging.path(), names);
   for (const auto& name : names) {
-    const fs::path target = fs::path(output_dir) / name;
-    fs::rename(staging.path() / name, target, ec);
-    if (ec) {
-      const std::string reason = ec.message();
+    const std::string target = paths::join(output_dir, name);
+    if (::rename(paths::join(staging.path(), name).c_str(), target.c_str()) != 0) {
+      const std::string reason = std::strerror(errno);
       // Leave no part of the new set behind, so readers never see new and old shards mixed.
-      for (const auto& moved : written.files) fs::remove(moved, ec);
-      throw Error(cat(target.string(), ": cannot move the new shard into place: ", reason));
+      for (const auto& moved : written.files) ::remove(moved.c_str());
+      throw Error(cat(target, ": cannot move the new shard into place: ", reason));
     }
-    written.files.push_back(target.string());
+    written.files.push_back(target);
   }
   remove_stale_shards(output_dir, names);
   return written;

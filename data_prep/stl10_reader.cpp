@@ -2,10 +2,10 @@
 // order; this file transposes it and checks that image and label files agree in count.
 #include "data_prep/stl10_reader.h"
 
-#include <filesystem>
 #include <vector>
 
 #include "data_prep/input_files.h"
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft::prep {
@@ -50,16 +50,16 @@ RawSplit read_split(const std::string& images_path, const std::string& labels_pa
 }  // namespace
 
 RawDataset read_stl10(const std::string& input, std::int64_t limit) {
-  const std::filesystem::path dir = release_dir(input, "stl10_binary");
+  const std::string dir = release_dir(input, "stl10_binary");
   const std::string expected =
       "the STL-10 binary release has train_X.bin, train_y.bin, test_X.bin, test_y.bin";
-  const std::string files[4] = {(dir / "train_X.bin").string(), (dir / "train_y.bin").string(),
-                                (dir / "test_X.bin").string(), (dir / "test_y.bin").string()};
+  const std::string files[4] = {paths::join(dir, "train_X.bin"), paths::join(dir, "train_y.bin"),
+                                paths::join(dir, "test_X.bin"), paths::join(dir, "test_y.bin")};
   for (const auto& path : files) require_file(path, expected);
 
   RawDataset ds;
   ds.class_names = class_names_or(
-      (dir / "class_names.txt").string(),
+      paths::join(dir, "class_names.txt"),
       {"airplane", "bird", "car", "cat", "deer", "dog", "horse", "monkey", "ship", "truck"}, ds.source_files);
   ds.train = read_split(files[0], files[1], limit, ds.source_files);
   ds.test = read_split(files[2], files[3], limit, ds.source_files);

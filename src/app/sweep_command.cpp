@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -19,12 +18,12 @@
 #include "app/commands.h"
 #include "config/sweep.h"
 #include "io/atomic_file.h"
+#include "io/paths.h"
 #include "results/report_table.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
 #include "runtime/signals.h"
 
-namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 namespace ft {
@@ -34,11 +33,11 @@ namespace {
 struct Plan {
   Sweep sweep;
   std::string stem;     // the config file's stem: names the sweep
-  fs::path dir, config, results, logs;
-  fs::path binary;      // this fusetrain, which the scripts run
-  fs::path workdir;     // where the plan was made: relative paths in the config (data.path) resolve here
+  std::string dir, config, results, logs;
+  std::string binary;      // this fusetrain, which the scripts run
+  std::string workdir;     // where the plan was made: relative paths in the config (data.path) resolve here
   std::string mpirun;   // launcher for the workstation plan, split at spaces
-  fs::path result_of(const SweepPoint& p) const { return results / (p.name + ".h5"); }
+  std::string result_of(const SweepPoint& p) const { return paths::join(results, p.name + ".h5"); }
 };
 
 std::string quote(const std::string& s) {
@@ -50,6 +49,10 @@ std::string quote(const std::string& s) {
   return out + "'";
 }
 
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> words;
   std::istringstream in(text);
@@ -57,36 +60,35 @@ std::vector<std::string> split(const std::string& text) {
   return words;
 }
 
-std::string read_text(const fs::path& path) {
+std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-void write_text(const fs::path& path, const std::string& text, bool executable = false) {
-  AtomicFile out(path.string());
+void write_text(const std::string& path, const std::string& text, bool executable = false) {
+  AtomicFile out(path);
   {
     std::ofstream file(out.temp_path());
     file << text;
-    FT_REQUIRE(file.flush(), "cannot write ", path.string());
+    FT_REQUIRE(file.flush(), "cannot write ", path);
   }
-  if (executable) fs::permissions(out.temp_path(), fs::perms::owner_exec | fs::perms::group_exec |
-                                                       fs::perms::others_exec, fs::perm_options::add);
+  if (executable) paths::add_execute_permission(out.temp_path());
   out.commit();
 }
 
 // The arguments after `fusetrain` that train one point.
 std::vector<std::string> train_args(const Plan& plan, const SweepPoint& p) {
-  std::vector<std::string> args = {"train", "--config", plan.config.string()};
+  std::vector<std::string> args = {"train", "--config", plan.config};
   for (const auto& o : p.overrides) args.insert(args.end(), {"--set", o});
-  args.insert(args.end(), {"--set", "output.dir=" + plan.results.string(), "--set", "output.name=" + p.name});
+  args.insert(args.end(), {"--set", "output.dir=" + plan.results, "--set", "output.name=" + p.name});
   return args;
 }
 
 std::vector<std::string> launch_args(const Plan& plan, const SweepPoint& p) {
   std::vector<std::string> argv = split(plan.mpirun);
-  argv.insert(argv.end(), {"-np", std::to_string(p.ranks), plan.binary.string()});
+  argv.insert(argv.end(), {"-np", std::to_string(p.ranks), plan.binary});
   const auto train = train_args(plan, p);
   argv.insert(argv.end(), train.begin(), train.end());
   return argv;
@@ -102,10 +104,10 @@ std::string manifest(const Plan& plan) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "sweep" << YAML::Value << plan.stem;
-  out << YAML::Key << "source" << YAML::Value << fs::absolute(plan.sweep.origin).lexically_normal().string();
-  out << YAML::Key << "config" << YAML::Value << plan.config.string();
-  out << YAML::Key << "fusetrain" << YAML::Value << plan.binary.string();
-  out << YAML::Key << "workdir" << YAML::Value << plan.workdir.string();
+  out << YAML::Key << "source" << YAML::Value << paths::absolute(plan.sweep.origin);
+  out << YAML::Key << "config" << YAML::Value << plan.config;
+  out << YAML::Key << "fusetrain" << YAML::Value << plan.binary;
+  out << YAML::Key << "workdir" << YAML::Value << plan.workdir;
   out << YAML::Key << "keys" << YAML::Value << YAML::Flow << plan.sweep.keys;
   out << YAML::Key << "max_ranks" << YAML::Value << plan.sweep.max_ranks();
   out << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
@@ -115,7 +117,7 @@ std::string manifest(const Plan& plan) {
     out << YAML::Key << "name" << YAML::Value << p.name;
     out << YAML::Key << "ranks" << YAML::Value << p.ranks;
     out << YAML::Key << "overrides" << YAML::Value << YAML::Flow << p.overrides;
-    out << YAML::Key << "results" << YAML::Value << plan.result_of(p).string();
+    out << YAML::Key << "results" << YAML::Value << plan.result_of(p);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -129,7 +131,7 @@ std::string manifest(const Plan& plan) {
 std::string points_file(const Plan& plan) {
   std::string text = "# index\tname\tranks\tconfig\toutput_dir\toverrides...\n";
   for (const auto& p : plan.sweep.points) {
-    text += cat(p.index, "\t", p.name, "\t", p.ranks, "\t", plan.config.string(), "\t", plan.results.string());
+    text += cat(p.index, "\t", p.name, "\t", p.ranks, "\t", plan.config, "\t", plan.results);
     for (const auto& o : p.overrides) text += "\t" + o;
     text += "\n";
   }
@@ -144,11 +146,11 @@ std::string workstation_plan(const Plan& plan) {
       "# one mpirun per point, in order; a point whose results file exists is skipped, so running again resumes.\n"
       "# Environment: MPIRUN (launcher and its flags), FUSETRAIN_BIN (the fusetrain binary).\n"
       "set -euo pipefail\n"
-      "cd ", quote(plan.workdir.string()), "\n"
+      "cd ", quote(plan.workdir), "\n"
       "MPIRUN=${MPIRUN:-", quote(plan.mpirun), "}\n"
-      "FUSETRAIN_BIN=${FUSETRAIN_BIN:-", quote(plan.binary.string()), "}\n"
-      "config=", quote(plan.config.string()), "\n"
-      "out=", quote(plan.results.string()), "\n"
+      "FUSETRAIN_BIN=${FUSETRAIN_BIN:-", quote(plan.binary), "}\n"
+      "config=", quote(plan.config), "\n"
+      "out=", quote(plan.results), "\n"
       "mkdir -p \"$out\"\n\n");
   for (const auto& p : plan.sweep.points) {
     std::string sets;
@@ -162,60 +164,60 @@ std::string workstation_plan(const Plan& plan) {
 
 // jobs/slurm/sweep.sbatch with this sweep's #SBATCH options and defaults filled in, so the sweep
 // directory carries everything a cluster needs and there is one array runner to maintain.
-std::string array_script(const Plan& plan, const fs::path& runner) {
+std::string array_script(const Plan& plan, const std::string& runner) {
   std::ifstream in(runner);
-  FT_REQUIRE(in, "cannot read the SLURM array runner ", runner.string());
+  FT_REQUIRE(in, "cannot read the SLURM array runner ", runner);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  FT_REQUIRE(!lines.empty() && lines[0].rfind("#!", 0) == 0, runner.string(), ": expected a bash script");
+  FT_REQUIRE(!lines.empty() && lines[0].rfind("#!", 0) == 0, runner, ": expected a bash script");
   std::string text = cat(
       "#!/usr/bin/env bash\n"
       "# SLURM array job of sweep ", plan.stem, " (", plan.sweep.points.size(),
       " points), written by `fusetrain sweep`:\n"
-      "# `sbatch ", (plan.dir / "sweep.sbatch").string(), "` runs every point; the rest is ",
-      runner.filename().string(), ".\n"
+      "# `sbatch ", paths::join(plan.dir, "sweep.sbatch"), "` runs every point; the rest is ",
+      paths::filename(runner), ".\n"
       "#SBATCH --job-name=sweep-", plan.stem, "\n"
       "#SBATCH --array=0-", plan.sweep.points.size() - 1, "\n"
       "#SBATCH --ntasks=", plan.sweep.max_ranks(), "\n"
-      "#SBATCH --output=", (plan.logs / "slurm-%A_%a.out").string(), "\n"
-      "#SBATCH --chdir=", plan.workdir.string(), "\n");
+      "#SBATCH --output=", paths::join(plan.logs, "slurm-%A_%a.out"), "\n"
+      "#SBATCH --chdir=", plan.workdir, "\n");
   bool inserted = false;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const auto& line = lines[i];
     if (!inserted && !line.empty() && line[0] != '#') {
-      text += cat("SWEEP_DIR=${SWEEP_DIR:-", quote(plan.dir.string()), "}\n",
-                  "FUSETRAIN_BIN=${FUSETRAIN_BIN:-", quote(plan.binary.string()), "}\n");
+      text += cat("SWEEP_DIR=${SWEEP_DIR:-", quote(plan.dir), "}\n",
+                  "FUSETRAIN_BIN=${FUSETRAIN_BIN:-", quote(plan.binary), "}\n");
       inserted = true;
     }
     text += line + "\n";
   }
-  FT_REQUIRE(inserted, runner.string(), ": no commands after the #SBATCH header");
+  FT_REQUIRE(inserted, runner, ": no commands after the #SBATCH header");
   return text;
 }
 
 // The array runner ships in the source tree's jobs/slurm; a build lives in <source>/<build>/bin.
-fs::path find_runner(const std::string& given) {
+std::string find_runner(const std::string& given) {
   if (!given.empty()) return given;
-  std::vector<fs::path> tried;
-  const fs::path exe = fs::read_symlink("/proc/self/exe");
-  for (const fs::path& root : {exe.parent_path().parent_path().parent_path(), fs::current_path()}) {
-    tried.push_back(root / "jobs/slurm/sweep.sbatch");
-    if (fs::exists(tried.back())) return tried.back();
+  std::vector<std::string> tried;
+  const std::string exe = paths::self_executable();
+  for (const std::string& root : {paths::parent(paths::parent(paths::parent(exe))), paths::current_dir()}) {
+    tried.push_back(paths::join(root, "jobs/slurm/sweep.sbatch"));
+    if (paths::exists(tried.back())) return tried.back();
   }
-  throw Error(cat("cannot find jobs/slurm/sweep.sbatch (looked at ", tried[0].string(), " and ",
-                  tried[1].string(), "): pass --runner PATH"));
+  throw Error(cat("cannot find jobs/slurm/sweep.sbatch (looked at ", tried[0], " and ",
+                  tried[1], "): pass --runner PATH"));
 }
 
 // A plan may be rewritten freely, but not over results or checkpoints that a different plan produced.
 void check_not_stale(const Plan& plan, const std::string& points) {
-  const fs::path old_points = plan.dir / "points.tsv", old_config = plan.dir / "config.yaml";
-  if (!fs::exists(old_points)) return;
+  const std::string old_points = paths::join(plan.dir, "points.tsv"), old_config = paths::join(plan.dir, "config.yaml");
+  if (!paths::exists(old_points)) return;
   if (read_text(old_points) == points && read_text(old_config) == plan.sweep.base_yaml) return;
   bool results = false;
-  if (fs::exists(plan.results))
-    for (const auto& entry : fs::directory_iterator(plan.results))
-      results = results || entry.path().extension() == ".h5" || entry.path().extension() == ".ckpt";
-  FT_REQUIRE(!results, plan.dir.string(), " holds results or checkpoints of a different plan of this sweep (its "
+  if (paths::exists(plan.results))
+    for (const std::string& name : paths::list_directory(plan.results))
+      results = results || ends_with(name, ".h5") || ends_with(name, ".ckpt");
+  FT_REQUIRE(!results, plan.dir, " holds results or checkpoints of a different plan of this sweep (its "
              "points.tsv or config.yaml differ): pass another --out, or remove the directory to start over");
 }
 
@@ -227,12 +229,12 @@ extern "C" void ask_child_to_stop(int) {
 // Runs argv with stdout and stderr appended to `log`; returns the exit status (128 + signal if killed).
 // SIGINT reaches the child from the terminal itself; SIGTERM and SIGUSR1 become SIGUSR1 for the child,
 // which mpirun passes on to the ranks (SIGTERM would make mpirun abort them) so that they checkpoint.
-int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
+int run_logged(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  FT_REQUIRE(fd >= 0, "cannot write the log ", log.string(), ": ", std::strerror(errno));
+  FT_REQUIRE(fd >= 0, "cannot write the log ", log, ": ", std::strerror(errno));
   const pid_t pid = fork();
   FT_REQUIRE(pid >= 0, "cannot fork to start ", argv[0]);
   if (pid == 0) {
@@ -256,7 +258,7 @@ int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string log_tail(const fs::path& log, std::size_t count) {
+std::string log_tail(const std::string& log, std::size_t count) {
   std::vector<std::string> lines;
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -268,15 +270,15 @@ std::string log_tail(const fs::path& log, std::size_t count) {
 
 // Trains the points in order, skipping those with a results file; returns the exit status.
 int run_points(const Plan& plan) {
-  fs::create_directories(plan.logs);
+  paths::create_directories(plan.logs);
   const std::size_t n = plan.sweep.points.size();
   for (const auto& p : plan.sweep.points) {
     const std::string step = cat("[", p.index + 1, "/", n, "] ", p.name);
-    if (fs::exists(plan.result_of(p))) {
+    if (paths::exists(plan.result_of(p))) {
       std::printf("%s: done earlier (%s)\n", step.c_str(), plan.result_of(p).c_str());
       continue;
     }
-    const fs::path log = plan.logs / (p.name + ".log");
+    const std::string log = paths::join(plan.logs, p.name + ".log");
     const auto argv = launch_args(plan, p);
     std::printf("%s: training on %d rank(s), log %s\n", step.c_str(), p.ranks, log.c_str());
     std::fflush(stdout);
@@ -288,14 +290,14 @@ int run_points(const Plan& plan) {
                   step.c_str(), seconds);
       return kExitResumable;
     }
-    if (status != 0 || !fs::exists(plan.result_of(p))) {
+    if (status != 0 || !paths::exists(plan.result_of(p))) {
       std::fprintf(stderr, "fusetrain sweep: point %s failed (exit status %d) after %.0f s: %s\n"
                    "  command: %s\n  last lines of %s:\n%s",
                    p.name.c_str(), status, seconds, status ? "see its log" : "no results file was written",
                    joined(argv).c_str(), log.c_str(), log_tail(log, 15).c_str());
       return status ? status : 1;
     }
-    const RunRecord run = read_results(plan.result_of(p).string());
+    const RunRecord run = read_results(plan.result_of(p));
     std::printf("%s: done in %.0f s, final test accuracy %.2f%%\n", step.c_str(), seconds,
                 100 * run.summary.final_test_acc);
     std::fflush(stdout);
@@ -306,7 +308,7 @@ int run_points(const Plan& plan) {
 std::string report(const Plan& plan) {
   std::vector<RunRecord> runs;
   for (const auto& p : plan.sweep.points)
-    if (fs::exists(plan.result_of(p))) runs.push_back(read_results(plan.result_of(p).string()));
+    if (paths::exists(plan.result_of(p))) runs.push_back(read_results(plan.result_of(p)));
   if (runs.empty()) return "";
   ReportOptions options;
   options.extra_keys = plan.sweep.keys;
@@ -371,14 +373,14 @@ int sweep_command(int argc, char** argv) {
     return 2;
   }
   try {
-    plan.stem = fs::path(file).stem().string();
-    const fs::path out = vm.count("out") ? fs::path(vm["out"].as<std::string>()) : fs::path("runs/sweeps") / plan.stem;
-    plan.dir = fs::absolute(out).lexically_normal();
-    plan.config = plan.dir / "config.yaml";
-    plan.results = plan.dir / "results";
-    plan.logs = plan.dir / "logs";
-    plan.binary = fs::read_symlink("/proc/self/exe");
-    plan.workdir = fs::current_path();
+    plan.stem = paths::stem(file);
+    const std::string out = vm.count("out") ? vm["out"].as<std::string>() : paths::join("runs/sweeps", plan.stem);
+    plan.dir = paths::absolute(out);
+    plan.config = paths::join(plan.dir, "config.yaml");
+    plan.results = paths::join(plan.dir, "results");
+    plan.logs = paths::join(plan.dir, "logs");
+    plan.binary = paths::self_executable();
+    plan.workdir = paths::current_dir();
     plan.mpirun = vm.count("mpirun") ? vm["mpirun"].as<std::string>() : default_mpirun();
     FT_REQUIRE(!split(plan.mpirun).empty(), "--mpirun: empty launcher command");
 
@@ -394,19 +396,19 @@ int sweep_command(int argc, char** argv) {
     const std::string runner = vm.count("runner") ? vm["runner"].as<std::string>() : "";
     const std::string sbatch = array_script(plan, find_runner(runner));
     check_not_stale(plan, points);
-    ensure_writable_directory(plan.dir.string());
-    fs::create_directories(plan.results);
-    fs::create_directories(plan.logs);
+    ensure_writable_directory(plan.dir);
+    paths::create_directories(plan.results);
+    paths::create_directories(plan.logs);
     write_text(plan.config, plan.sweep.base_yaml);
-    write_text(plan.dir / "manifest.yaml", manifest(plan));
-    write_text(plan.dir / "points.tsv", points);
-    write_text(plan.dir / "sweep.sbatch", sbatch, true);
-    write_text(plan.dir / "run.sh", workstation_plan(plan), true);
+    write_text(paths::join(plan.dir, "manifest.yaml"), manifest(plan));
+    write_text(paths::join(plan.dir, "points.tsv"), points);
+    write_text(paths::join(plan.dir, "sweep.sbatch"), sbatch, true);
+    write_text(paths::join(plan.dir, "run.sh"), workstation_plan(plan), true);
     std::printf("sweep %s: %zu points, up to %d rank(s), written to %s\n", plan.stem.c_str(), plan.sweep.points.size(),
                 plan.sweep.max_ranks(), plan.dir.c_str());
     if (!vm.count("run")) {
       std::printf("  SLURM:       sbatch %s\n  workstation: bash %s   (or: fusetrain sweep %s --run)\n",
-                  (plan.dir / "sweep.sbatch").c_str(), (plan.dir / "run.sh").c_str(), file.c_str());
+                  paths::join(plan.dir, "sweep.sbatch").c_str(), paths::join(plan.dir, "run.sh").c_str(), file.c_str());
       return 0;
     }
     std::fflush(stdout);

@@ -3,9 +3,9 @@
 #include "data/shard_reader.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <regex>
 
+#include "io/paths.h"
 #include "io/h5.h"
 
 namespace ft {
@@ -17,21 +17,19 @@ std::pair<std::int64_t, std::int64_t> slice_of(std::int64_t total, int rank, int
 }
 
 ShardReader::ShardReader(const std::string& dir, const std::string& split) {
-  namespace fs = std::filesystem;
-  FT_REQUIRE(fs::is_directory(dir), "data directory ", dir,
+  FT_REQUIRE(paths::is_directory(dir), "data directory ", dir,
              " does not exist (set data.path to a folder written by fusetrain-prep)");
   const std::regex pattern(split + R"(-(\d+)-of-(\d+)\.h5)");
   std::vector<std::pair<std::int64_t, std::string>> found;
   std::int64_t declared = -1;
-  for (const auto& entry : fs::directory_iterator(dir)) {
+  for (const std::string& name : paths::list_directory(dir)) {
     std::smatch m;
-    const std::string name = entry.path().filename().string();
     if (!std::regex_match(name, m, pattern)) continue;
     const std::int64_t of = std::stoll(m[2].str());
     FT_REQUIRE(declared < 0 || declared == of, "data directory ", dir, " mixes shard sets: ", name,
                " says of-", of, " but others say of-", declared);
     declared = of;
-    found.emplace_back(std::stoll(m[1].str()), entry.path().string());
+    found.emplace_back(std::stoll(m[1].str()), paths::join(dir, name));
   }
   FT_REQUIRE(!found.empty(), "data directory ", dir, " has no ", split, "-*-of-*.h5 shards");
   std::sort(found.begin(), found.end());

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
+#include "io/paths.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -55,23 +55,20 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
 }
 
 void remove_stale_temporaries(const std::string& target) {
-  namespace fs = std::filesystem;
-  const fs::path path(target);
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const std::string prefix = path.filename().string() + ".partial-";
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
+  const std::string dir = paths::parent(target).empty() ? "." : paths::parent(target);
+  const std::string prefix = paths::filename(target) + ".partial-";
+  if (!paths::is_directory(dir)) return;
+  for (const std::string& name : paths::list_directory(dir)) {
     if (name.rfind(prefix, 0) != 0) continue;
     const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      std::remove(paths::join(dir, name).c_str());
   }
 }
 
 void ensure_writable_directory(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  FT_REQUIRE(!ec, "output directory ", dir, " cannot be created: ", ec.message());
+  const std::string failure = paths::try_create_directories(dir);
+  FT_REQUIRE(failure.empty(), "output directory ", dir, " cannot be created: ", failure);
   const std::string probe = cat(dir, "/.fusetrain-write-test-", getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   FT_REQUIRE(fd >= 0, "output directory ", dir, " is not writable: ", std::strerror(errno));

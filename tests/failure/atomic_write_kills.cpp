@@ -7,11 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
 
+#include "io/paths.h"
 #include "config/schema.h"
 #include "models/network.h"
 #include "results/results_file.h"
@@ -118,10 +118,9 @@ int check_checkpoint(const std::string& path) {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 int run(const std::string& kind, const std::string& dir, int iterations) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir);
+  paths::create_directories(dir);
   const std::string path = dir + "/" + (kind == "results" ? "run.h5" : "run.ckpt");
-  fs::remove(path);
+  paths::remove(path);
   auto check = [&](const std::string& p) { return kind == "results" ? check_results(p) : check_checkpoint(p); };
 
   // Calibrate: how long one complete write takes here, so kills land before, inside and after writes.
@@ -161,7 +160,7 @@ int run(const std::string& kind, const std::string& dir, int iterations) {
     ::waitpid(child, &status, 0);
     FT_REQUIRE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "writer ended by itself (status ", status, ")");
 
-    FT_REQUIRE(fs::exists(path), "kill ", i, ": ", path, " vanished (the old complete file must stay)");
+    FT_REQUIRE(paths::exists(path), "kill ", i, ": ", path, " vanished (the old complete file must stay)");
     int now = 0;
     try {
       now = check(path);

@@ -2,10 +2,10 @@
 // check the message training prints for it: shard_mutator MODE FILE (modes listed in usage()).
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "io/paths.h"
 #include "data/shard_format.h"
 #include "io/atomic_file.h"
 #include "io/h5.h"
@@ -45,7 +45,7 @@ void mutate(const std::string& mode, const std::string& path) {
   if (mode == "format-version") meta.format_version = ft::kShardFormatVersion + 1;
   if (mode == "other-dataset") meta.dataset = "cifar10";
   if (mode == "empty" || mode == "bad-label" || mode == "format-version" || mode == "other-dataset") {
-    std::filesystem::remove(path);
+    paths::remove(path);
     ft::write_shard(path, meta, images.data(), labels.data());
     return;
   }

@@ -1,8 +1,8 @@
 // Synthetic but learnable shards (class = brightest quadrant, plus noise) and the small config used by
 // the equivalence and uneven-data tests.
+#include "io/paths.h"
 #include "train_fixture.h"
 
-#include <filesystem>
 #include <random>
 #include <vector>
 
@@ -19,8 +19,8 @@ void set_train_world(const World& world) { g_world = &world; }
 std::string synthetic_shards(const std::string& name, std::int64_t train, int shards) {
   const std::string dir = std::string(FT_TEST_TMP) + "/" + name;
   if (train_world().rank() == 0) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    paths::remove_all(dir);
+    paths::create_directories(dir);
     std::mt19937 rng(11);
     auto make = [&](std::int64_t n, std::vector<std::uint8_t>& images, std::vector<std::int32_t>& labels) {
       images.resize(static_cast<std::size_t>(n * 8 * 8 * 3));

@@ -1,9 +1,9 @@
 // Round trip of the HDF5 results file, its atomic replacement, and the report table built from it.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 
+#include "io/paths.h"
 #include "results/report_table.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
@@ -38,9 +38,9 @@ RunRecord sample(const std::string& name, int batch, double acc) {
 }
 
 std::string scratch(const std::string& name) {
-  const auto dir = std::filesystem::path(FT_TEST_TMP) / "results";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  const std::string dir = paths::join(FT_TEST_TMP, "results");
+  paths::create_directories(dir);
+  return paths::join(dir, name);
 }
 
 TEST(ResultsFile, RoundTrip) {
@@ -62,8 +62,8 @@ TEST(ResultsFile, RoundTrip) {
   EXPECT_TRUE(back.summary.overfit);
   EXPECT_EQ(back.summary.overfit_epoch, 2);
   EXPECT_EQ(back.summary.peak_memory_bytes, 3 << 20);
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
-    EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << entry.path();
+  for (const std::string& name : paths::list_directory(paths::parent(path)))
+    EXPECT_EQ(name.find(".partial-"), std::string::npos) << name;
 }
 
 TEST(ResultsFile, NotAResultsFileIsAClearError) {

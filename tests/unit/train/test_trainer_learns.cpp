@@ -2,8 +2,8 @@
 // stated test accuracy, and the same seed must reproduce the same per-epoch metrics exactly.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 
+#include "io/paths.h"
 #include "comm/backend.h"
 #include "data_prep/prep_pipeline.h"
 #include "test_world.h"
@@ -15,7 +15,7 @@ namespace {
 
 std::string fashion_subset() {
   const std::string out = std::string(FT_TEST_TMP) + "/fashion-subset";
-  if (std::filesystem::exists(out + "/test-00000-of-00002.h5")) return out;
+  if (paths::exists(out + "/test-00000-of-00002.h5")) return out;
   prep::PrepOptions options;
   options.format = prep::Format::idx;
   options.input = FT_FASHION_MNIST_DIR;
@@ -42,7 +42,7 @@ Config subset_config(const std::string& path) {
 }
 
 TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
-  if (!std::filesystem::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+  if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test_world();
   const Config c = subset_config(fashion_subset());
@@ -60,7 +60,7 @@ TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
 // The fast CIFAR-10 recipe end to end on the CPU (narrow net, grey 28x28 input): whitening fitted to the
 // data, frozen BatchNorm scales, per-group learning rates, lookahead, alternating flips and TTA together.
 TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
-  if (!std::filesystem::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+  if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test_world();
   Config c = subset_config(fashion_subset());
@@ -94,7 +94,7 @@ TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
 }
 
 TEST(TrainerLearns, SameSeedSameMetrics) {
-  if (!std::filesystem::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+  if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test_world();
   Config c = subset_config(fashion_subset());
