@@ -4,6 +4,10 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/rmsprop.h>
+#include <torch/optim/sgd.h>
 #include <torch/serialize/archive.h>
 
 #ifdef FUSETRAIN_WITH_CUDA
@@ -12,6 +16,7 @@
 
 #include <sstream>
 
+#include "config/fingerprint.h"
 #include "io/atomic_file.h"
 #include "runtime/error.h"
 #include "train/precision.h"
@@ -20,6 +25,8 @@ namespace ft {
 namespace {
 
 constexpr int kHistoryColumns = 9;
+// Version of the checkpoint layout: 2 stores the model as flat "model.<name>" tensors.
+constexpr std::int64_t kFormat = 2;
 
 at::Tensor history_tensor(const std::vector<EpochRecord>& history) {
   auto t = at::zeros({static_cast<std::int64_t>(history.size()), kHistoryColumns}, at::kDouble);
@@ -48,17 +55,123 @@ at::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::strin
   return t;
 }
 
+// Every parameter and buffer by its dotted name: the model's state, whatever its device and layout.
+std::vector<std::pair<std::string, at::Tensor>> model_state(Network& network) {
+  std::vector<std::pair<std::string, at::Tensor>> state;
+  for (const auto& item : network.named_parameters()) state.emplace_back(item.key(), item.value());
+  for (const auto& item : network.named_buffers()) state.emplace_back(item.key(), item.value());
+  return state;
+}
+
+void write_model(torch::serialize::OutputArchive& archive, Network& network) {
+  for (const auto& [name, tensor] : model_state(network))
+    archive.write(cat("model.", name), tensor.detach().to(at::kCPU).contiguous());
+}
+
+// Copies each stored tensor into the live one, which keeps its device, dtype and memory format (and
+// every reference the optimizer or gradient engine holds to it).
+void read_model(torch::serialize::InputArchive& archive, Network& network, const std::string& path) {
+  at::NoGradGuard no_grad;
+  for (auto& [name, tensor] : model_state(network)) {
+    at::Tensor stored;
+    FT_REQUIRE(archive.try_read(cat("model.", name), stored), "checkpoint ", path, " has no tensor '", name,
+               "' of this model");
+    FT_REQUIRE(stored.sizes() == tensor.sizes(), "checkpoint ", path, ": tensor '", name, "' has shape ",
+               stored.sizes(), " but this model's has ", tensor.sizes());
+    tensor.detach().copy_(stored);
+  }
+}
+
+// LibTorch's optimizers restore their state tensors on the archive's device (the CPU here): move each
+// to the device of the parameter it belongs to.
+void move_optimizer_state(torch::optim::Optimizer& optimizer) {
+  auto& state = optimizer.state();
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& parameter : group.params()) {
+      const auto it = state.find(parameter.unsafeGetTensorImpl());
+      if (it == state.end()) continue;
+      const at::Device device = parameter.device();
+      auto move = [&](const at::Tensor& t) { return t.defined() ? t.to(device) : t; };
+      auto* s = it->second.get();
+      if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(s)) {
+        sgd->momentum_buffer(move(sgd->momentum_buffer()));
+      } else if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(s)) {
+        adam->exp_avg(move(adam->exp_avg()));
+        adam->exp_avg_sq(move(adam->exp_avg_sq()));
+        adam->max_exp_avg_sq(move(adam->max_exp_avg_sq()));
+      } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(s)) {
+        adamw->exp_avg(move(adamw->exp_avg()));
+        adamw->exp_avg_sq(move(adamw->exp_avg_sq()));
+        adamw->max_exp_avg_sq(move(adamw->max_exp_avg_sq()));
+      } else if (auto* rms = dynamic_cast<torch::optim::RMSpropParamState*>(s)) {
+        rms->square_avg(move(rms->square_avg()));
+        rms->momentum_buffer(move(rms->momentum_buffer()));
+        rms->grad_avg(move(rms->grad_avg()));
+      } else {
+        FT_CHECK(false, "no rule to move this optimizer's state to ", device.str());
+      }
+    }
+  }
+}
+
+void require_same_run(torch::serialize::InputArchive& archive, const std::string& path,
+                      const std::string& fingerprint) {
+  c10::IValue format, stored;
+  FT_REQUIRE(archive.try_read("format", format) && format.isInt() && format.toInt() == kFormat, "checkpoint ", path,
+             " was written by another fusetrain version (this one reads checkpoint format ", kFormat,
+             "): remove it to start the run afresh");
+  archive.read("fingerprint", stored);
+  FT_REQUIRE(stored.isString(), "checkpoint ", path, " cannot be read (no run fingerprint)");
+  const auto differences = fingerprint_differences(stored.toStringRef(), fingerprint);
+  if (differences.empty()) return;
+  std::string list;
+  for (const auto& d : differences) list += cat(list.empty() ? "" : "; ", d);
+  throw Error(cat("checkpoint ", path, " was written by a run with a different config: ", list,
+                  ". Only train.epochs and where the run computes (train.device, train.threads, distributed.* "
+                  "but compression, precision.channels_last, train.eval_every, train.checkpoint_every) may "
+                  "change on resume: remove the checkpoint or choose another output.name"));
+}
+
+TrainingPosition read_position(torch::serialize::InputArchive& archive) {
+  TrainingPosition p;
+  const auto position = read_tensor(archive, "position").to(at::kCPU);
+  auto a = position.accessor<std::int64_t, 1>();
+  p.epoch = static_cast<int>(a[0]);
+  p.step = a[1];
+  p.global_step = a[2];
+  p.correct = a[3];
+  p.skipped_steps = a[4];
+  p.loss_sum = read_tensor(archive, "loss_sum").to(at::kCPU).item<double>();
+  p.history = history_records(read_tensor(archive, "history").to(at::kCPU));
+  return p;
+}
+
+void read_generators(torch::serialize::InputArchive& archive, const at::Device& device) {
+  at::Generator cpu_generator = at::detail::getDefaultCPUGenerator();
+  cpu_generator.set_state(read_tensor(archive, "rng_cpu").to(at::kCPU));
+#ifdef FUSETRAIN_WITH_CUDA
+  // A checkpoint of a CPU run has no CUDA generator state: the device's generator keeps its seed.
+  at::Tensor cuda_state;
+  if (device.is_cuda() && archive.try_read("rng_cuda", cuda_state)) {
+    at::Generator generator = at::cuda::detail::getDefaultCUDAGenerator(device.index());
+    generator.set_state(cuda_state.to(at::kCPU));
+  }
+#else
+  (void)device;
+#endif
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                      torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& p,
                      const at::Device& device, const std::vector<at::Tensor>& extra) {
   torch::serialize::OutputArchive archive;
-  torch::serialize::OutputArchive model_archive, optimizer_archive;
-  network.save(model_archive);
+  torch::serialize::OutputArchive optimizer_archive;
+  write_model(archive, network);
   optimizer.save(optimizer_archive);
-  archive.write("model", model_archive);
   archive.write("optimizer", optimizer_archive);
+  archive.write("format", c10::IValue(kFormat));
   archive.write("fingerprint", c10::IValue(fingerprint));
   archive.write("position", at::tensor({static_cast<std::int64_t>(p.epoch), p.step, p.global_step, p.correct,
                                         p.skipped_steps}, at::kLong));
@@ -71,6 +184,8 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   for (std::size_t i = 0; i < extra.size(); ++i) archive.write(cat("extra_", i), extra[i].detach().to(at::kCPU));
 #ifdef FUSETRAIN_WITH_CUDA
   if (device.is_cuda()) archive.write("rng_cuda", at::cuda::detail::getDefaultCUDAGenerator(device.index()).get_state());
+#else
+  (void)device;
 #endif
   // Serialise in memory, then write with checked system calls: LibTorch's file writer throws from a
   // destructor when the disk fills, which would terminate the process.
@@ -83,53 +198,35 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   write_file_atomically(path, bytes.str());
 }
 
+// Everything is read onto the CPU first (a checkpoint of a GPU run resumes on a CPU host and the other
+// way round), then copied or moved to where this run keeps it.
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                                  torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
                                  const std::vector<at::Tensor>& extra) {
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path, device);
+    archive.load_from(path, at::Device(at::kCPU));
   } catch (const c10::Error& e) {
     throw Error(cat("checkpoint ", path, " cannot be read (truncated or not a fusetrain checkpoint): ",
                     e.what_without_backtrace()));
   }
-  c10::IValue stored;
-  archive.read("fingerprint", stored);
-  FT_REQUIRE(stored.isString() && stored.toStringRef() == fingerprint, "checkpoint ", path,
-             " was written by a run with a different config (only train.epochs may change on resume): "
-             "remove it or choose another output.name");
-  torch::serialize::InputArchive model_archive, optimizer_archive;
-  archive.read("model", model_archive);
+  require_same_run(archive, path, fingerprint);
+  read_model(archive, network, path);
+  torch::serialize::InputArchive optimizer_archive;
   archive.read("optimizer", optimizer_archive);
-  network.load(model_archive);
   optimizer.load(optimizer_archive);
+  move_optimizer_state(optimizer);
 
-  TrainingPosition p;
-  const auto position = read_tensor(archive, "position");
-  auto a = position.accessor<std::int64_t, 1>();
-  p.epoch = static_cast<int>(a[0]);
-  p.step = a[1];
-  p.global_step = a[2];
-  p.correct = a[3];
-  p.skipped_steps = a[4];
-  p.loss_sum = read_tensor(archive, "loss_sum").to(at::kCPU).item<double>();
-  p.history = history_records(read_tensor(archive, "history").to(at::kCPU));
+  TrainingPosition p = read_position(archive);
   scaler.restore(read_tensor(archive, "scaler_scale"), read_tensor(archive, "scaler_growth"));
-  const auto extra_count = read_tensor(archive, "extra_count").to(at::kCPU).item<std::int64_t>();
+  const auto extra_count = read_tensor(archive, "extra_count").item<std::int64_t>();
   FT_REQUIRE(extra_count == static_cast<std::int64_t>(extra.size()), "checkpoint ", path, " holds ", extra_count,
              " extra state tensors but this run keeps ", extra.size());
   {
     at::NoGradGuard no_grad;
     for (std::size_t i = 0; i < extra.size(); ++i) extra[i].copy_(read_tensor(archive, cat("extra_", i)));
   }
-  at::Generator cpu_generator = at::detail::getDefaultCPUGenerator();
-  cpu_generator.set_state(read_tensor(archive, "rng_cpu").to(at::kCPU));
-#ifdef FUSETRAIN_WITH_CUDA
-  if (device.is_cuda()) {
-    at::Generator generator = at::cuda::detail::getDefaultCUDAGenerator(device.index());
-    generator.set_state(read_tensor(archive, "rng_cuda").to(at::kCPU));
-  }
-#endif
+  read_generators(archive, device);
   return p;
 }
 

@@ -1,0 +1,98 @@
+// Resume fingerprints: neutral keys reset to their defaults before the config is dumped, so that a run
+// moved to another device or backend still matches; differences are listed key by key for the error.
+#include "config/fingerprint.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "config/loader.h"
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+// A floating-point literal in its shortest form that reads back the same (0.050000000000000003 -> 0.05);
+// any other text as it is.
+std::string shortest(const std::string& text) {
+  if (text.find_first_of(".eE") == std::string::npos) return text;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') return text;
+  char buffer[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+    if (std::strtod(buffer, nullptr) == value) return buffer;
+  }
+  return text;
+}
+
+// Flattens a YAML map into dotted keys -> scalar (or flow-style) text.
+void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.Scalar();
+      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+    return;
+  }
+  if (node.IsScalar()) {
+    out[prefix] = shortest(node.Scalar());
+    return;
+  }
+  YAML::Emitter text;
+  text << YAML::Flow << node;
+  out[prefix] = text.c_str();
+}
+
+std::map<std::string, std::string> flat(const std::string& yaml) {
+  std::map<std::string, std::string> out;
+  try {
+    flatten(YAML::Load(yaml), "", out);
+  } catch (const YAML::Exception&) {
+    out["(unreadable fingerprint)"] = yaml.substr(0, 40);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string run_fingerprint(const Config& config, int ranks) {
+  const Config defaults;
+  Config c = config;
+  c.train.epochs = defaults.train.epochs;
+  c.train.device = defaults.train.device;
+  c.train.threads = defaults.train.threads;
+  c.train.eval_every = defaults.train.eval_every;
+  c.train.checkpoint_every = defaults.train.checkpoint_every;
+  c.precision.channels_last = defaults.precision.channels_last;
+  const auto compression = c.distributed.compression;
+  c.distributed = defaults.distributed;
+  c.distributed.compression = compression;
+  return cat(dump_config(c), "ranks: ", ranks, "\n");
+}
+
+std::vector<std::string> fingerprint_differences(const std::string& stored, const std::string& current) {
+  const auto before = flat(stored), now = flat(current);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : before) {
+    const auto it = now.find(key);
+    const std::string other = it == now.end() ? "(absent)" : it->second;
+    if (other != value) out.push_back(cat(key, ": ", value, " in the checkpoint, ", other, " now"));
+  }
+  for (const auto& [key, value] : now)
+    if (!before.count(key)) out.push_back(cat(key, ": (absent) in the checkpoint, ", value, " now"));
+  return out;
+}
+
+std::string fingerprint_digest(const std::string& text) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+}  // namespace ft

@@ -1,0 +1,24 @@
+// What a checkpoint must share with the run that resumes it: the config keys that change the numbers
+// (not where or how fast they are computed) and the number of ranks, as text, plus a readable diff.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/schema.h"
+
+namespace ft {
+
+// The resolved config as YAML with every resume-neutral key at its default, and `ranks: N`. Neutral:
+// train.epochs (a resumed run may train longer), the device, threads, evaluation and checkpoint
+// intervals, channels_last, and every distributed.* key but compression: moving a pre-empted run to
+// another partition (GPU <-> CPU, another backend) continues the same computation.
+std::string run_fingerprint(const Config& config, int ranks);
+
+// The keys whose values differ, each as "key: A in the checkpoint, B now"; empty when equal.
+std::vector<std::string> fingerprint_differences(const std::string& stored, const std::string& current);
+
+// 16 hex digits of FNV-1a over `text`: equal fingerprints give equal checkpoint names.
+std::string fingerprint_digest(const std::string& text);
+
+}  // namespace ft
