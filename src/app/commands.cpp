@@ -11,6 +11,7 @@ const std::vector<Command>& commands() {
       {"bench", bench_command},
       {"info", info_command},
       {"sweep", sweep_command},
+      {"inspect", inspect_command},
   };
   return table;
 }

@@ -20,5 +20,6 @@ int report_command(int argc, char** argv);
 int bench_command(int argc, char** argv);
 int info_command(int argc, char** argv);
 int sweep_command(int argc, char** argv);
+int inspect_command(int argc, char** argv);
 
 }  // namespace ft

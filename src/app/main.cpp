@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       "  report   print a markdown/CSV table of results files\n"
       "  bench    benchmarks: allreduce, step\n"
       "  info     show build, devices and backends\n"
+      "  inspect  show an HDF5 file (data shard or results) without hdf5-tools\n"
       "  sweep    expand a config's sweep: block into runs: SLURM job array, workstation plan, --run\n\n"
       "`fusetrain <command> --help` describes each command's options.\n";
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {

@@ -11,8 +11,11 @@ mkdir -p "$work"
 rm -rf "$work/data" "$work/runs"
 "$FUSETRAIN_BIN/fusetrain-prep" --format folder --input "$work/cifar10-jpg" --output "$work/data" --shards 2 \
   --name cifar10 --limit 6000 | tee "$work/prep.log"
-h5dump -a /class_names "$work/data/train-00000-of-00002.h5" | grep -q '"airplane"'
-h5dump -H -d /images "$work/data/train-00000-of-00002.h5" | grep -q "( 3000, 32, 32, 3 )"
+shard=$work/data/train-00000-of-00002.h5
+"$FUSETRAIN_BIN/fusetrain" inspect "$shard" /class_names | grep -q '^airplane, automobile, bird, ' ||
+  { echo "FAIL: $shard: class names are not CIFAR-10's"; exit 1; }
+"$FUSETRAIN_BIN/fusetrain" inspect "$shard" | grep -q '^/images \[3000, 32, 32, 3\]$' ||
+  { echo "FAIL: $shard: /images is not [3000, 32, 32, 3]"; exit 1; }
 
 cat > "$work/run.yaml" <<YAML
 model: {name: simple_cnn}

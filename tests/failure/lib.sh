@@ -38,14 +38,15 @@ now() { date +%s.%N; }
 seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 FASHION_MNIST=/usr/share/datasets/fashion-mnist
-if [ ! -f "$FASHION_MNIST/train-images-idx3-ubyte.gz" ]; then
-  echo "SKIP: dataset-fashion-mnist not installed"
-  exit 77
-fi
 rm -rf "$WORK" && mkdir -p "$WORK"
 
-# prep_data DIR [LIMIT]: real Fashion-MNIST (LIMIT train and LIMIT test images, default 600) as 3+3 shards.
+# prep_data DIR [LIMIT]: real Fashion-MNIST (LIMIT train and LIMIT test images, default 600) as 3+3 shards;
+# the script is skipped (77) on hosts without Debian's dataset-fashion-mnist (GPU hosts, for example).
 prep_data() {
+  if [ ! -f "$FASHION_MNIST/train-images-idx3-ubyte.gz" ]; then
+    echo "SKIP: dataset-fashion-mnist not installed ($FASHION_MNIST)"
+    exit 77
+  fi
   "$FUSETRAIN_BIN/fusetrain-prep" --format idx --input "$FASHION_MNIST" --output "$1" --shards 3 \
     --limit "${2:-600}" > /dev/null || ft_fail "fusetrain-prep failed"
 }
