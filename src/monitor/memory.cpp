@@ -7,6 +7,7 @@
 #include <fstream>
 
 #ifdef FUSETRAIN_WITH_CUDA
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime.h>
 #endif
@@ -16,6 +17,7 @@ namespace ft {
 std::int64_t peak_memory_bytes(const at::Device& device) {
 #ifdef FUSETRAIN_WITH_CUDA
   if (device.is_cuda()) {
+    at::globalContext().lazyInitDevice(at::kCUDA);  // the allocator's statistics exist only after this
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
     return stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
   }
@@ -27,7 +29,10 @@ std::int64_t peak_memory_bytes(const at::Device& device) {
 
 void reset_peak_memory(const at::Device& device) {
 #ifdef FUSETRAIN_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  if (device.is_cuda()) {
+    at::globalContext().lazyInitDevice(at::kCUDA);
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  }
 #endif
   (void)device;
 }

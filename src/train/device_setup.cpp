@@ -46,6 +46,9 @@ at::Device place_rank(const Config& config, const World& world) {
   const int index = world.local_rank() % gpus;
 #ifdef FUSETRAIN_WITH_CUDA
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+  // The caching allocator exists only once CUDA is initialised, which LibTorch does lazily on the first
+  // CUDA tensor: memory statistics asked for before that fail with "Invalid device argument".
+  at::globalContext().lazyInitDevice(at::kCUDA);
 #endif
   at::set_num_threads(2);
   // Static shapes: let cuDNN time its algorithms once and keep the fastest.
