@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -16,14 +15,17 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "io/paths.h"
 #include "app/command_line.h"
 #include "app/error_text.h"
 #include "app/commands.h"
 #include "app/launch_env.h"
 #include "comm/backend.h"
 #include "comm/timeline.h"
+#include "config/fingerprint.h"
 #include "config/loader.h"
 #include "io/atomic_file.h"
+#include "io/paths.h"
 #include "monitor/gpu_sampler.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
@@ -59,18 +61,8 @@ RankRecord decode(const std::string& text) {
 
 // "<model>-<data folder>-<ranks>r": the start of default results and checkpoint names.
 std::string default_stem(const Config& config, int ranks) {
-  const auto data_dir = std::filesystem::path(config.data.path).lexically_normal();
-  const auto data_name = (data_dir.has_filename() ? data_dir : data_dir.parent_path()).filename().string();
+  const std::string data_name = paths::filename(paths::normal(config.data.path));
   return cat(config.model.name, "-", data_name, "-", ranks, "r");
-}
-
-// 16 hex digits of FNV-1a over the resolved config: equal configs give equal names.
-std::string config_digest(const Config& config) {
-  std::uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : dump_config(config)) hash = (hash ^ c) * 1099511628211ull;
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
-  return text;
 }
 
 std::string timestamp(const char* format) {
@@ -97,6 +89,156 @@ std::string cuda_version() {
   return "none";
 }
 
+// Every rank must train the same config: ranks started from different files or --set options stop here.
+void require_same_config(const World& world, const Config& config) {
+  const auto dumps = world.allgather(dump_config(config));
+  std::ostringstream differing;
+  for (std::size_t r = 1; r < dumps.size(); ++r)
+    if (dumps[r] != dumps[0]) differing << (differing.tellp() > 0 ? "," : "") << r;
+  FT_REQUIRE(differing.tellp() == 0, "the resolved config of rank(s) ", differing.str(),
+             " differs from rank 0's: every rank must read the same config file and --set options");
+}
+
+// Where a run writes: the results file, and a checkpoint named so that the same command finds it again.
+struct RunPaths {
+  std::string name, results, checkpoint;
+};
+
+// Without output.name the results file is timestamped, but the checkpoint must keep one name per run
+// (its fingerprint: the config less the keys a resumed run may change) so a restarted job finds it.
+RunPaths run_paths(const Config& config, const World& world) {
+  RunPaths p;
+  p.name = config.output.name;
+  const std::string stem = default_stem(config, world.size());
+  if (p.name.empty()) p.name = world.broadcast(cat(stem, "-", timestamp("%Y%m%d-%H%M%S")));
+  p.results = paths::join(config.output.dir, p.name + ".h5");
+  const std::string checkpoint_name = config.output.name.empty()
+                                          ? cat(stem, "-", fingerprint_digest(run_fingerprint(config, world.size())))
+                                          : p.name;
+  p.checkpoint = paths::join(config.output.dir, checkpoint_name + ".ckpt");
+  return p;
+}
+
+// Rank 0 probes every output now, not after hours of training, and removes temporaries of dead runs.
+void probe_outputs(const Config& config, const RunPaths& p) {
+  ensure_writable_directory(config.output.dir);
+  FT_REQUIRE(!paths::is_directory(p.results), "results path ", p.results, " is a directory");
+  const std::string& timeline = config.distributed.timeline;
+  if (!timeline.empty()) {
+    const std::string timeline_dir = paths::parent(timeline);
+    try {
+      ensure_writable_directory(timeline_dir.empty() ? "." : timeline_dir);
+    } catch (const Error& e) {
+      throw Error(cat("distributed.timeline ", timeline, " cannot be written: ", e.what()));
+    }
+    FT_REQUIRE(!paths::is_directory(timeline), "distributed.timeline ", timeline, " is a directory");
+  }
+  remove_stale_temporaries(p.results);
+  remove_stale_temporaries(p.checkpoint);
+}
+
+std::string gather_samples(const World& world, GpuSampler& sampler) {
+  std::ostringstream samples;
+  samples.precision(9);
+  for (const auto& u : sampler.stop()) samples << u.time_s << ' ' << u.rank << ' ' << u.gpu_percent << ' ' << u.memory_percent << '\n';
+  std::string all;
+  for (const auto& text : world.allgather(samples.str())) all += text;
+  return all;
+}
+
+Provenance provenance(const std::string& command_line, const std::string& started, const Backend& backend,
+                      const World& world) {
+  Provenance p;
+  p.program_version = program_version();
+  p.git_commit = git_commit();
+  p.torch_version = TORCH_VERSION;
+  p.cuda_version = cuda_version();
+  p.mpi_version = mpi_version();
+  p.command_line = command_line;
+  p.started_at = started;
+  p.backend = backend.name();
+  p.world_size = world.size();
+  p.node_count = world.node_count();
+  return p;
+}
+
+void print_done(const RunRecord& record, const std::string& path) {
+  const auto& s = record.summary;
+  std::printf("done: %d epochs in %.1f s (training %.1f s), %.0f img/s, final test acc %.2f%%, best %.2f%% "
+              "(epoch %d), peak memory %.1f MiB%s\nresults: %s\n",
+              s.epochs_run, s.wall_time_s, s.train_time_s, s.images_per_s, 100 * s.final_test_acc,
+              100 * s.best_test_acc, s.best_epoch, s.peak_memory_bytes / 1048576.0,
+              s.overfit ? cat(", overfitting from epoch ", s.overfit_epoch).c_str() : "", path.c_str());
+  std::fflush(stdout);
+}
+
+// Gathers what every rank measured; rank 0 writes the results file and, once it is safely written,
+// removes the checkpoint.
+void write_run(const Config& config, const RunPaths& paths_of_run, const TrainOutcome& outcome,
+               const std::string& samples, const Provenance& provenance, const World& world) {
+  const auto encoded = world.allgather(encode(outcome.rank));
+  if (world.rank() != 0) return;
+  RunRecord record;
+  record.name = paths_of_run.name;
+  record.model = config.model.name;
+  record.dataset = outcome.data.dataset;
+  record.precision = config.precision.dtype;
+  record.batch_size = config.data.batch_size;
+  record.config_yaml = dump_config(config);
+  record.epochs = outcome.epochs;
+  record.summary = outcome.summary;
+  std::istringstream in(samples);
+  for (UtilizationSample u; in >> u.time_s >> u.rank >> u.gpu_percent >> u.memory_percent;)
+    record.utilization.push_back(u);
+  for (const auto& e : encoded) {
+    record.ranks.push_back(decode(e));
+    record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, record.ranks.back().peak_memory_bytes);
+  }
+  record.provenance = provenance;
+  write_results(paths_of_run.results, record);
+  paths::remove(paths_of_run.checkpoint);
+  print_done(record, paths_of_run.results);
+}
+
+void print_banner(const Config& config, const World& world, const Backend& backend, const at::Device& device) {
+  if (world.rank() != 0) return;
+  std::printf("fusetrain %s: %s on %s, %d rank(s) on %d node(s), backend %s, device %s\n", program_version(),
+              config.model.name.c_str(), config.data.path.c_str(), world.size(), world.node_count(),
+              backend.name().c_str(), device.str().c_str());
+  std::fflush(stdout);
+}
+
+// One run on this rank: placement, outputs, backend, training, results. Throws on any error.
+void run_training(const Config& config, const std::string& command_line, World& world,
+                  std::unique_ptr<Backend>& backend) {
+  require_same_config(world, config);
+  const at::Device device = place_rank(config, world);
+  const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
+  const RunPaths paths_of_run = run_paths(config, world);
+  if (world.rank() == 0) probe_outputs(config, paths_of_run);
+  world.barrier();
+
+  BackendOptions backend_options;
+  backend_options.name = config.distributed.backend;
+  backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
+  backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
+  backend = make_backend(world, backend_options);
+  const WatchedCollectives watched(world, backend->watch());
+  Timeline timeline(!config.distributed.timeline.empty());
+  print_banner(config, world, *backend, device);
+
+  TrainerOptions trainer_options;
+  trainer_options.checkpoint_path = paths_of_run.checkpoint;
+  trainer_options.timeline = &timeline;
+  Trainer trainer(config, world, *backend, device, trainer_options);
+  GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
+  const TrainOutcome outcome = trainer.run();
+  const std::string samples = gather_samples(world, sampler);
+  write_run(config, paths_of_run, outcome, samples, provenance(command_line, started, *backend, world), world);
+  if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
+  world.barrier();
+}
+
 int train(const Config& config, const std::string& command_line, int argc, char** argv) {
   World world(&argc, &argv);
   // A rank that dies or hangs must end the job, not leave the others waiting in a control collective.
@@ -106,116 +248,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
   // the backend wait out the grace period it gives abandoned collectives.
   std::unique_ptr<Backend> backend;
   try {
-    const auto hashes = world.allgather(dump_config(config));
-    std::ostringstream differing;
-    for (std::size_t r = 1; r < hashes.size(); ++r)
-      if (hashes[r] != hashes[0]) differing << (differing.tellp() > 0 ? "," : "") << r;
-    FT_REQUIRE(differing.tellp() == 0, "the resolved config of rank(s) ", differing.str(),
-               " differs from rank 0's: every rank must read the same config file and --set options");
-
-    const at::Device device = place_rank(config, world);
-    const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
-    std::string name = config.output.name;
-    if (name.empty()) {
-      name = world.broadcast(cat(default_stem(config, world.size()), "-", timestamp("%Y%m%d-%H%M%S")));
-    }
-    const std::string path = (std::filesystem::path(config.output.dir) / (name + ".h5")).string();
-    // Without output.name the results file is timestamped, but the checkpoint must keep one name per
-    // config so that a restarted job finds it.
-    Config without_epochs = config;
-    without_epochs.train.epochs = 0;
-    const std::string checkpoint_name =
-        config.output.name.empty() ? cat(default_stem(config, world.size()), "-", config_digest(without_epochs)) : name;
-    const std::string checkpoint =
-        (std::filesystem::path(config.output.dir) / (checkpoint_name + ".ckpt")).string();
-    if (world.rank() == 0) {
-      // Every output is probed now, not after hours of training.
-      ensure_writable_directory(config.output.dir);
-      FT_REQUIRE(!std::filesystem::is_directory(path), "results path ", path, " is a directory");
-      if (!config.distributed.timeline.empty()) {
-        const auto timeline_dir = std::filesystem::path(config.distributed.timeline).parent_path();
-        try {
-          ensure_writable_directory(timeline_dir.empty() ? "." : timeline_dir.string());
-        } catch (const Error& e) {
-          throw Error(cat("distributed.timeline ", config.distributed.timeline, " cannot be written: ", e.what()));
-        }
-        FT_REQUIRE(!std::filesystem::is_directory(config.distributed.timeline), "distributed.timeline ",
-                   config.distributed.timeline, " is a directory");
-      }
-      remove_stale_temporaries(path);
-      remove_stale_temporaries(checkpoint);
-    }
-    world.barrier();
-
-    BackendOptions backend_options;
-    backend_options.name = config.distributed.backend;
-    backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
-    backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
-    backend = make_backend(world, backend_options);
-    const WatchedCollectives watched(world, backend->watch());
-    Timeline timeline(!config.distributed.timeline.empty());
-
-    if (world.rank() == 0) {
-      std::printf("fusetrain %s: %s on %s, %d rank(s) on %d node(s), backend %s, device %s\n",
-                  program_version(), config.model.name.c_str(), config.data.path.c_str(), world.size(),
-                  world.node_count(), backend->name().c_str(), device.str().c_str());
-      std::fflush(stdout);
-    }
-    TrainerOptions trainer_options;
-    trainer_options.checkpoint_path = checkpoint;
-    trainer_options.timeline = &timeline;
-    Trainer trainer(config, world, *backend, device, trainer_options);
-    GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
-    TrainOutcome outcome = trainer.run();
-    std::ostringstream samples;
-    samples.precision(9);
-    for (const auto& u : sampler.stop()) samples << u.time_s << ' ' << u.rank << ' ' << u.gpu_percent << ' ' << u.memory_percent << '\n';
-    const auto all_samples = world.allgather(samples.str());
-
-    const auto encoded = world.allgather(encode(outcome.rank));
-    if (world.rank() == 0) {
-      RunRecord record;
-      record.name = name;
-      record.model = config.model.name;
-      record.dataset = outcome.data.dataset;
-      record.precision = config.precision.dtype;
-      record.batch_size = config.data.batch_size;
-      record.config_yaml = dump_config(config);
-      record.epochs = outcome.epochs;
-      record.summary = outcome.summary;
-      for (const auto& text : all_samples) {
-        std::istringstream in(text);
-        for (UtilizationSample u; in >> u.time_s >> u.rank >> u.gpu_percent >> u.memory_percent;)
-          record.utilization.push_back(u);
-      }
-      for (const auto& e : encoded) {
-        record.ranks.push_back(decode(e));
-        record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, record.ranks.back().peak_memory_bytes);
-      }
-      auto& p = record.provenance;
-      p.program_version = program_version();
-      p.git_commit = git_commit();
-      p.torch_version = TORCH_VERSION;
-      p.cuda_version = cuda_version();
-      p.mpi_version = mpi_version();
-      p.command_line = command_line;
-      p.started_at = started;
-      p.backend = backend->name();
-      p.world_size = world.size();
-      p.node_count = world.node_count();
-      write_results(path, record);
-      // Only now is the run safely recorded: the checkpoint is no longer needed.
-      std::filesystem::remove(checkpoint);
-      const auto& s = record.summary;
-      std::printf("done: %d epochs in %.1f s (training %.1f s), %.0f img/s, final test acc %.2f%%, best %.2f%% "
-                  "(epoch %d), peak memory %.1f MiB%s\nresults: %s\n",
-                  s.epochs_run, s.wall_time_s, s.train_time_s, s.images_per_s, 100 * s.final_test_acc,
-                  100 * s.best_test_acc, s.best_epoch, s.peak_memory_bytes / 1048576.0,
-                  s.overfit ? cat(", overfitting from epoch ", s.overfit_epoch).c_str() : "", path.c_str());
-      std::fflush(stdout);
-    }
-    if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
-    world.barrier();
+    run_training(config, command_line, world, backend);
   } catch (const Interrupted& e) {
     // Every rank stopped at the same step; rank 0 wrote the checkpoint.
     if (world.rank() == 0) std::printf("%s\n", e.what()), std::fflush(stdout);

@@ -4,10 +4,7 @@
 #include "train/trainer.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <limits>
 #include <memory>
 #include <utility>
 
@@ -15,21 +12,19 @@
 #include "comm/replica_check.h"
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
-#include "config/loader.h"
+#include "config/fingerprint.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "monitor/memory.h"
-#include "monitor/timer.h"
 #include "runtime/error.h"
 #include "runtime/signals.h"
 #include "runtime/world.h"
-#include "train/checkpoint.h"
 #include "train/device_setup.h"
 #include "train/evaluation.h"
 #include "train/history.h"
 #include "train/lookahead.h"
 #include "train/optimizer.h"
-#include "train/precision.h"
+#include "train/resume.h"
 #include "train/scheduler.h"
 
 namespace ft {
@@ -50,101 +45,181 @@ void broadcast_state(Network& net, const World& world) {
   }
 }
 
+// The index of an image draw in the augmentation's random streams: an epoch holds fewer than 2^40 draws,
+// and within it draws are numbered in global batch order (slot by slot, rank by rank), so a draw's
+// augmentation does not depend on which rank makes it.
+std::int64_t draw_position(int epoch, std::int64_t slot, std::int64_t batch, int rank, int ranks) {
+  return (static_cast<std::int64_t>(epoch) << 40) + slot * batch * ranks + static_cast<std::int64_t>(rank) * batch;
+}
+
 }  // namespace
+
+// What run() builds before the first step and the steps share.
+struct Trainer::State {
+  std::unique_ptr<DeviceDataset> train, test;
+  at::ScalarType dtype = at::kFloat, param_dtype = at::kFloat, amp_dtype = at::kFloat;
+  std::vector<at::Tensor> parameters;  // trainable: all-reduced and optimised
+  std::vector<ParameterGroup> groups;
+  std::unique_ptr<GradientEngine> engine;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<LossScaler> scaler;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<LearningRateSchedule> schedule;
+  std::unique_ptr<Lookahead> lookahead;
+  std::unique_ptr<Resume> resume;
+  AugmentParams train_params, test_params;
+  EvalOptions eval_options;
+  std::int64_t steps_per_epoch = 0, images_per_epoch = 0;
+  PhaseTimes phases;
+  double lr = 0;  // of the last step
+};
+
+// One epoch's train loss sum, correct count and first non-finite step, kept on the device.
+struct Trainer::EpochSums {
+  at::Tensor loss_sum, correct, first_bad;
+};
 
 Trainer::Trainer(const Config& config, const World& world, Backend& backend, at::Device device, TrainerOptions options)
     : config_(config), world_(world), backend_(backend), device_(device), options_(std::move(options)),
       timeline_(options_.timeline) {}
 
-TrainOutcome Trainer::run() {
-  const auto& c = config_;
-  TrainOutcome out;
-  PhaseTimes phases;
-  Stopwatch wall;
+Trainer::~Trainer() = default;
 
-  // --- data: each rank loads only its slice (global shuffle: the whole split) ---
+TrainOutcome Trainer::run() {
+  Stopwatch wall;
+  state_ = std::make_unique<State>();
+  // The engine, optimizer and data live for one run: released on return and when an error unwinds.
+  struct Release {
+    std::unique_ptr<State>& state;
+    ~Release() { state.reset(); }
+  } released{state_};
+  out_ = TrainOutcome{};
+  load_slices();
+  build_replica();
+  make_engine();
+  plan_steps();
+  const TrainingPosition start = state_->resume->start();
+  out_.epochs = start.history;
+  out_.summary.skipped_steps = start.skipped_steps;
+  global_step_ = start.global_step;
+
+  world_.barrier();
+  Stopwatch training;
+  for (int epoch = start.epoch; epoch <= config_.train.epochs; ++epoch) {
+    EpochRecord record;
+    run_epoch(epoch, start, record);
+    evaluate_into(record);
+    out_.epochs.push_back(record);
+    print_epoch(record);
+    if (config_.train.checkpoint_every > 0 && epoch % config_.train.checkpoint_every == 0 &&
+        epoch < config_.train.epochs)
+      state_->resume->save({epoch + 1, 0, global_step_, 0.0, 0, out_.summary.skipped_steps, out_.epochs});
+    if (should_stop_early(out_.epochs, config_.regularization.early_stopping_patience)) {
+      out_.summary.stopped_early = true;
+      if (world_.rank() == 0)
+        std::printf("early stopping: no better test loss for %d epochs\n",
+                    config_.regularization.early_stopping_patience);
+      break;
+    }
+  }
+  synchronize(device_);
+  summarise(wall, training, start.history.size());
+  return std::move(out_);
+}
+
+// Each rank loads only its slice of the splits onto the device (global shuffle: the whole train split).
+void Trainer::load_slices() {
+  const auto& c = config_;
   const ShardReader train_reader(c.data.path, "train");
   const ShardReader test_reader(c.data.path, "test");
   const std::int64_t train_total = limited(train_reader.total(), c.data.limit_train);
   const std::int64_t test_total = limited(test_reader.total(), c.data.limit_test);
   FT_REQUIRE(world_.size() <= test_total, world_.size(), " ranks but the test split has only ", test_total,
              " images: use fewer ranks");
-  const bool global = c.data.shuffle == "global";
-  const auto train_range = global ? std::pair<std::int64_t, std::int64_t>{0, train_total}
-                                   : slice_of(train_total, world_.rank(), world_.size());
+  const auto train_range = c.data.shuffle == "global" ? std::pair<std::int64_t, std::int64_t>{0, train_total}
+                                                      : slice_of(train_total, world_.rank(), world_.size());
   const auto test_range = slice_of(test_total, world_.rank(), world_.size());
-  std::unique_ptr<DeviceDataset> train, test;
-  {
-    const HostSplit host_train = train_reader.read(train_range.first, train_range.second);
-    const HostSplit host_test = test_reader.read(test_range.first, test_range.second);
-    FT_REQUIRE(host_test.meta.height == host_train.meta.height && host_test.meta.width == host_train.meta.width &&
-                   host_test.meta.channels == host_train.meta.channels,
-               "data.path ", c.data.path, ": test images are ", host_test.meta.height, "x", host_test.meta.width,
-               "x", host_test.meta.channels, " but train images are ", host_train.meta.height, "x",
-               host_train.meta.width, "x", host_train.meta.channels);
-    train = std::make_unique<DeviceDataset>(host_train, device_);
-    test = std::make_unique<DeviceDataset>(host_test, device_);
-  }
-  out.data = train_reader.meta();
-  const auto& meta = train->meta();
+  const HostSplit host_train = train_reader.read(train_range.first, train_range.second);
+  const HostSplit host_test = test_reader.read(test_range.first, test_range.second);
+  const ShardMeta &a = host_train.meta, &b = host_test.meta;
+  FT_REQUIRE(a.height == b.height && a.width == b.width && a.channels == b.channels, "data.path ", c.data.path,
+             ": test images are ", b.height, "x", b.width, "x", b.channels, " but train images are ", a.height, "x",
+             a.width, "x", a.channels);
+  state_->train = std::make_unique<DeviceDataset>(host_train, device_);
+  state_->test = std::make_unique<DeviceDataset>(host_test, device_);
+  out_.data = train_reader.meta();
+}
 
-  // --- model, identical on every rank ---
+// The network, identical on every rank: built from the seed, fitted to the data where a layer asks for
+// it, laid out as configured and broadcast from rank 0.
+void Trainer::build_replica() {
+  auto& s = *state_;
+  const auto& meta = s.train->meta();
   const InputShape shape{meta.channels, meta.height, meta.width, static_cast<int>(meta.class_names.size())};
-  const at::ScalarType dtype = training_dtype(c.precision.dtype);
-  const at::ScalarType param_dtype = dtype == at::kDouble ? at::kDouble : at::kFloat;
-  const at::ScalarType amp_dtype = (dtype == at::kHalf || dtype == at::kBFloat16) ? dtype : at::kFloat;
-  at::manual_seed(c.train.seed);
-  network_ = make_network(c.model, shape);
-  network_->to(device_, param_dtype);
+  s.dtype = training_dtype(config_.precision.dtype);
+  s.param_dtype = s.dtype == at::kDouble ? at::kDouble : at::kFloat;
+  s.amp_dtype = (s.dtype == at::kHalf || s.dtype == at::kBFloat16) ? s.dtype : at::kFloat;
+  at::manual_seed(config_.train.seed);
+  network_ = make_network(config_.model, shape);
+  network_->to(device_, s.param_dtype);
   {
     // Layers fitted to the data (fast_cifar's whitening) see un-augmented, normalised training images:
     // at most 5000, and at most 64 MiB of them. Rank 0's result is what the broadcast below keeps.
     const std::int64_t per_image = std::int64_t{meta.channels} * meta.height * meta.width * 4;
     const std::int64_t n =
-        std::min({train->size(), std::int64_t{5000}, std::max<std::int64_t>(1, (64 << 20) / per_image)});
-    auto plain = train->augment_params(0, false, 0, c.data.normalize);
+        std::min({s.train->size(), std::int64_t{5000}, std::max<std::int64_t>(1, (64 << 20) / per_image)});
+    auto plain = s.train->augment_params(0, false, 0, config_.data.normalize);
     plain.train = false;
     const auto idx = at::arange(n, at::TensorOptions().dtype(at::kLong));
     at::NoGradGuard no_grad;
-    network_->initialize_from_data(train->batch(idx, plain, 0, param_dtype, false).first);
+    network_->initialize_from_data(s.train->batch(idx, plain, 0, s.param_dtype, false).first);
   }
-  if (c.precision.channels_last) {
+  if (config_.precision.channels_last) {
     at::NoGradGuard no_grad;
     for (auto& p : network_->parameters())
       if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
   }
   broadcast_state(*network_, world_);
+}
 
+// The gradient engine over the trainable parameters, the optimizer with its parameter groups, and the
+// fp16 loss scaler.
+void Trainer::make_engine() {
+  auto& s = *state_;
   std::vector<NamedTensor> named;
-  std::vector<at::Tensor> parameters;
   std::vector<std::pair<std::string, at::Tensor>> all_named;
   for (const auto& item : network_->named_parameters()) {
     all_named.emplace_back(item.key(), item.value());
     if (!item.value().requires_grad()) continue;  // frozen: neither all-reduced nor optimised
     named.push_back({item.key(), item.value()});
-    parameters.push_back(item.value());
+    s.parameters.push_back(item.value());
   }
-  GradientEngineOptions engine_options;
-  engine_options.bucket_mib = c.distributed.bucket_mib;
-  engine_options.first_bucket_mib = c.distributed.first_bucket_mib;
-  engine_options.fp16_wire = c.distributed.compression == "fp16";
-  engine_options.stall_timeout_s = c.distributed.stall_timeout_s;
-  engine_options.timeline = timeline_;
-  // Averaging is folded into the loss (1/world below), so packing is a plain copy and no pass over
-  // the gradients is spent on scaling; sums of pre-divided values cannot overflow in fp16 either.
-  engine_options.average = false;
-  GradientEngine engine(backend_, world_, named, engine_options);
+  GradientEngineOptions options;
+  options.bucket_mib = config_.distributed.bucket_mib;
+  options.first_bucket_mib = config_.distributed.first_bucket_mib;
+  options.fp16_wire = config_.distributed.compression == "fp16";
+  options.stall_timeout_s = config_.distributed.stall_timeout_s;
+  options.timeline = timeline_;
+  // Averaging is folded into the loss (1/world in forward_backward), so packing is a plain copy and no
+  // pass over the gradients is spent on scaling; sums of pre-divided values cannot overflow in fp16 either.
+  options.average = false;
+  s.engine = std::make_unique<GradientEngine>(backend_, world_, named, options);
+  s.groups = group_parameters(all_named, network_->parameter_rules());
+  s.optimizer = make_optimizer(config_.optimizer, s.groups);
+  const auto& p = config_.precision;
+  s.scaler = std::make_unique<LossScaler>(s.dtype == at::kHalf, p.initial_scale, p.growth_interval, device_);
+}
 
-  const std::vector<ParameterGroup> groups = group_parameters(all_named, network_->parameter_rules());
-  auto optimizer = make_optimizer(c.optimizer, groups);
-  LossScaler scaler(dtype == at::kHalf, c.precision.initial_scale, c.precision.growth_interval, device_);
-
-  // --- steps: equal on every rank ---
+// Steps per epoch (equal on every rank), the schedule, augmentation and evaluation settings, lookahead
+// and the checkpoint this run resumes from and saves to.
+void Trainer::plan_steps() {
+  auto& s = *state_;
+  const auto& c = config_;
   SamplerSetup setup;
   setup.shuffle = c.data.shuffle;
   setup.remainder = c.data.remainder;
-  setup.local_size = train->size();
-  double extent[2] = {-static_cast<double>(train->size()), static_cast<double>(train->size())};
+  setup.local_size = s.train->size();
+  double extent[2] = {-static_cast<double>(s.train->size()), static_cast<double>(s.train->size())};
   world_.allreduce_max(extent, 2);
   setup.min_local = static_cast<std::int64_t>(-extent[0]);
   setup.max_local = static_cast<std::int64_t>(extent[1]);
@@ -152,237 +227,222 @@ TrainOutcome Trainer::run() {
   setup.world = world_.size();
   setup.batch = c.data.batch_size;
   setup.seed = c.train.seed;
-  const Sampler sampler(setup);
+  s.sampler = std::make_unique<Sampler>(setup);
   const int accumulation = c.train.accumulation_steps;
-  const std::int64_t steps_per_epoch = sampler.steps_per_epoch() / accumulation;
-  FT_REQUIRE(steps_per_epoch > 0, "train.accumulation_steps ", accumulation, " needs at least that many batches "
-             "per epoch but each rank has ", sampler.steps_per_epoch());
-  const LearningRateSchedule schedule(c.scheduler, c.optimizer.lr, steps_per_epoch, c.train.epochs);
+  s.steps_per_epoch = s.sampler->steps_per_epoch() / accumulation;
+  FT_REQUIRE(s.steps_per_epoch > 0, "train.accumulation_steps ", accumulation, " needs at least that many "
+             "batches per epoch but each rank has ", s.sampler->steps_per_epoch());
+  s.images_per_epoch = s.steps_per_epoch * accumulation * c.data.batch_size * world_.size();
+  s.schedule = std::make_unique<LearningRateSchedule>(c.scheduler, c.optimizer.lr, s.steps_per_epoch, c.train.epochs);
 
-  auto train_params =
-      train->augment_params(c.data.augment.crop_padding, c.data.augment.flip, c.data.augment.cutout, c.data.normalize);
-  train_params.alternate_flip = c.data.augment.alternate_flip;
-  train_params.image_seed = c.train.seed;
-  auto test_params = test->augment_params(0, false, 0, c.data.normalize);
-  test_params.train = false;
-  EvalOptions eval_options;
-  eval_options.batch = c.data.test_batch_size;
-  eval_options.input_dtype = param_dtype;
-  eval_options.amp_dtype = amp_dtype;
-  eval_options.channels_last = c.precision.channels_last;
-  eval_options.label_smoothing = c.regularization.label_smoothing;
-  eval_options.tta = c.train.tta;
+  const auto& augment = c.data.augment;
+  s.train_params = s.train->augment_params(augment.crop_padding, augment.flip, augment.cutout, c.data.normalize);
+  s.train_params.alternate_flip = augment.alternate_flip;
+  s.train_params.image_seed = c.train.seed;
+  s.test_params = s.test->augment_params(0, false, 0, c.data.normalize);
+  s.test_params.train = false;
+  s.eval_options = {c.data.test_batch_size, s.param_dtype, s.amp_dtype, c.precision.channels_last,
+                    c.regularization.label_smoothing, c.train.tta};
 
-  std::unique_ptr<Lookahead> lookahead;
+  std::vector<at::Tensor> extra;
   if (c.train.lookahead_every > 0) {
     std::vector<at::Tensor> state;
     for (const auto& t : network_->parameters()) state.push_back(t);
     for (const auto& t : network_->buffers()) state.push_back(t);
-    lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, steps_per_epoch * c.train.epochs);
+    s.lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, s.steps_per_epoch * c.train.epochs);
+    extra = s.lookahead->slow();
   }
-  const std::vector<at::Tensor> no_extra;
-  const std::vector<at::Tensor>& extra_state = lookahead ? lookahead->slow() : no_extra;
-  const std::int64_t batch = c.data.batch_size;
-  const std::int64_t images_per_epoch = steps_per_epoch * accumulation * batch * world_.size();
-
-  out.rank.hostname = world_.hostname();
-  out.rank.device = device_name(device_);
-  out.rank.train_images = train->size();
+  s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(c, world_.size()), world_.rank(),
+                                      CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra});
+  out_.rank.hostname = world_.hostname();
+  out_.rank.device = device_name(device_);
+  out_.rank.train_images = s.train->size();
   reset_peak_memory(device_);
+}
 
-  // --- resume from a checkpoint of this run, if one exists ---
-  Config without_epochs = c;
-  without_epochs.train.epochs = 0;
-  const std::string fingerprint = dump_config(without_epochs);
-  const std::string& checkpoint = options_.checkpoint_path;
-  TrainingPosition position;
-  if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
-    position = load_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, device_, extra_state);
-    out.epochs = position.history;
-    out.summary.skipped_steps = position.skipped_steps;
-    if (world_.rank() == 0)
-      std::printf("resuming from %s at epoch %d, step %lld\n", checkpoint.c_str(), position.epoch,
-                  static_cast<long long>(position.step));
-  }
-  auto save = [&](int epoch, std::int64_t step, std::int64_t global, double loss, std::int64_t right) {
-    if (checkpoint.empty() || world_.rank() != 0) return;
-    TrainingPosition p{epoch, step, global, loss, right, out.summary.skipped_steps, out.epochs};
-    save_checkpoint(checkpoint, fingerprint, *network_, *optimizer, scaler, p, device_, extra_state);
-  };
-
-  auto require_finite = [&](double first_bad_step, int epoch) {
-    FT_REQUIRE(first_bad_step < 0, "non-finite training loss at optimizer step ",
-               static_cast<std::int64_t>(first_bad_step), " (epoch ", epoch, ") with precision ", c.precision.dtype,
-               ": lower optimizer.lr or check the data; the last checkpoint (if any) is kept");
-  };
-
-  // --- epochs ---
+// The steps of one epoch (from `start` when it is the epoch a checkpoint stopped in) and its global train
+// metrics in `record`.
+void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& record) {
+  auto& s = *state_;
+  Stopwatch clock;
+  network_->train();
+  const auto indices = s.sampler->epoch_indices(epoch).to(device_);
+  s.train_params.epoch = epoch;
+  s.lr = 0;
+  const bool resumed = epoch == start.epoch;
   const auto opts = at::TensorOptions().device(device_);
-  std::int64_t global_step = position.global_step;
-  world_.barrier();
-  Stopwatch training;
-  for (int epoch = position.epoch; epoch <= c.train.epochs; ++epoch) {
-    Stopwatch epoch_clock;
-    network_->train();
-    const auto indices = sampler.epoch_indices(epoch).to(device_);
-    train_params.epoch = epoch;
-    const bool resumed_epoch = epoch == position.epoch;
-    auto loss_sum = at::full({1}, resumed_epoch ? position.loss_sum : 0.0, opts.dtype(at::kDouble));
-    auto correct = at::full({1}, resumed_epoch ? position.correct : 0, opts.dtype(at::kLong));
-    auto first_bad = at::full({1}, -1, opts.dtype(at::kLong));  // first step with a non-finite loss
-    double lr = 0;
-    for (std::int64_t step = resumed_epoch ? position.step : 0; step < steps_per_epoch; ++step, ++global_step) {
-      lr = schedule.at(global_step);
-      set_learning_rate(*optimizer, groups, lr, epoch);
-      engine.clear_gradients();
-      for (int micro = 0; micro < accumulation; ++micro) {
-        const std::int64_t slot = step * accumulation + micro;
-        Stopwatch phase;
-        const auto rows = indices.narrow(0, slot * batch, batch);
-        const std::int64_t position = (static_cast<std::int64_t>(epoch) << 40) + slot * batch * world_.size() +
-                                      static_cast<std::int64_t>(world_.rank()) * batch;
-        auto [x, y] = train->batch(rows, train_params, position, param_dtype, c.precision.channels_last);
-        phases.add(Phase::kData, phase.seconds());
-
-        phase.reset();
-        at::Tensor loss, logits;
-        {
-          const TimelineSpan span(timeline_, "forward", "compute");
-          AutocastScope autocast(device_, amp_dtype);
-          logits = network_->forward(x);
-          loss = at::cross_entropy_loss(logits.to(param_dtype), y, {}, at::Reduction::Mean, -100,
-                                        c.regularization.label_smoothing);
-        }
-        {
-          at::NoGradGuard no_grad;
-          const auto detached = loss.detach();
-          loss_sum += detached.to(at::kDouble) * static_cast<double>(batch);
-          correct += logits.detach().argmax(1).eq(y).sum();
-          if (dtype != at::kHalf) {
-            const auto bad = at::logical_and(at::logical_not(at::isfinite(detached)), first_bad.lt(0));
-            first_bad = at::where(bad, at::full_like(first_bad, global_step), first_bad);
-          }
-        }
-        phases.add(Phase::kForward, phase.seconds());
-
-        phase.reset();
-        engine.prepare(micro == accumulation - 1);
-        {
-          const TimelineSpan span(timeline_, "backward", "compute");
-          scaler.scale(loss * (1.0 / (static_cast<double>(accumulation) * world_.size()))).backward();
-        }
-        phases.add(Phase::kBackward, phase.seconds());
-      }
-      Stopwatch phase;
-      engine.finish();
-      phases.add(Phase::kCommWait, phase.seconds());
-
-      phase.reset();
-      {
-        const TimelineSpan span(timeline_, "optimizer", "compute");
-        if (scaler.unscale(parameters))
-          optimizer->step();
-        else
-          ++out.summary.skipped_steps;
-        scaler.update();
-      }
-      if (lookahead) lookahead->after_step(global_step + 1);
-      phases.add(Phase::kOptimizer, phase.seconds());
-      if (c.distributed.verify_replicas > 0 && (global_step + 1) % c.distributed.verify_replicas == 0)
-        check_replicas(parameters, world_, global_step + 1);
-      // Stop requests (SIGUSR1/SIGTERM/SIGINT on any rank) and non-finite losses are agreed by every rank
-      // at the same step. Reading the loss flag synchronises a GPU, so there it is read every 50 steps.
-      const bool read_flag = !device_.is_cuda() || (step + 1) % 50 == 0;
-      double flags[2] = {static_cast<double>(stop_requested()),
-                         read_flag ? static_cast<double>(first_bad.item<std::int64_t>()) : -1.0};
-      {
-        const CollectiveLabel label("stop and loss flags");
-        world_.allreduce_max(flags, 2);
-      }
-      require_finite(flags[1], epoch);
-      if (flags[0] > 0) {
-        synchronize(device_);
-        save(epoch, step + 1, global_step + 1, loss_sum.item<double>(), correct.item<std::int64_t>());
-        throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
-                              checkpoint.empty() ? std::string(" (no checkpoint requested)")
-                                                 : cat("; checkpoint ", checkpoint)));
-      }
-    }
-    if (lookahead && epoch == c.train.epochs) lookahead->finish();  // the run ends on the slow weights
-    synchronize(device_);
-    const double epoch_time = epoch_clock.seconds();
-
-    const std::int64_t bad_step = first_bad.item<std::int64_t>();
-    double sums[3] = {loss_sum.item<double>(), static_cast<double>(correct.item<std::int64_t>()),
-                      static_cast<double>(steps_per_epoch * accumulation * batch)};
-    double bad = static_cast<double>(bad_step);
-    {
-      const CollectiveLabel label("epoch metrics");
-      world_.allreduce_sum(sums, 3);
-      bad = world_.allreduce_max(bad);
-    }
-    require_finite(bad, epoch);
-
-    EpochRecord record;
-    record.epoch = epoch;
-    record.train_loss = sums[0] / sums[2];
-    record.train_acc = sums[1] / sums[2];
-    record.lr = lr;
-    record.epoch_time_s = epoch_time;
-    record.images_per_s = static_cast<double>(images_per_epoch) / epoch_time;
-    if (epoch % c.train.eval_every == 0 || epoch == c.train.epochs) {
-      Stopwatch eval_clock;
-      const auto result = evaluate(*network_, *test, test_params, eval_options, world_);
-      phases.add(Phase::kEval, eval_clock.seconds());
-      record.test_loss = result.loss;
-      record.test_acc = result.accuracy;
-      record.evaluated = true;
-    }
-    out.epochs.push_back(record);
-    if (world_.rank() == 0) {
-      std::printf("epoch %3d/%d  train loss %.4f acc %6.2f%%", epoch, c.train.epochs, record.train_loss,
-                  100 * record.train_acc);
-      if (record.evaluated)
-        std::printf("  test loss %.4f acc %6.2f%%", record.test_loss, 100 * record.test_acc);
-      std::printf("  lr %.5f  %.2fs  %.0f img/s\n", lr, epoch_time, record.images_per_s);
-      std::fflush(stdout);
-    }
-    if (c.train.checkpoint_every > 0 && epoch % c.train.checkpoint_every == 0 && epoch < c.train.epochs)
-      save(epoch + 1, 0, global_step, 0.0, 0);
-    if (should_stop_early(out.epochs, c.regularization.early_stopping_patience)) {
-      out.summary.stopped_early = true;
-      if (world_.rank() == 0) std::printf("early stopping: no better test loss for %d epochs\n",
-                                          c.regularization.early_stopping_patience);
-      break;
-    }
+  EpochSums sums{at::full({1}, resumed ? start.loss_sum : 0.0, opts.dtype(at::kDouble)),
+                 at::full({1}, resumed ? start.correct : 0, opts.dtype(at::kLong)),
+                 at::full({1}, -1, opts.dtype(at::kLong))};
+  for (std::int64_t step = resumed ? start.step : 0; step < s.steps_per_epoch; ++step, ++global_step_) {
+    train_step(epoch, step, indices, sums);
+    agree_on_flags(epoch, step, sums);
   }
+  if (s.lookahead && epoch == config_.train.epochs) s.lookahead->finish();  // the run ends on the slow weights
   synchronize(device_);
+  record.epoch_time_s = clock.seconds();
 
-  // --- summary ---
-  auto& s = out.summary;
-  s.train_time_s = training.seconds();
-  s.wall_time_s = wall.seconds();
-  s.epochs_run = static_cast<int>(out.epochs.size());
-  s.optimizer_steps = global_step;
-  // Throughput counts only the epochs trained by this process (a resumed run started mid-way).
-  const double trained_images =
-      static_cast<double>(images_per_epoch) * static_cast<double>(out.epochs.size() - position.history.size());
-  for (const auto& e : out.epochs) {
-    if (e.evaluated && e.test_acc > s.best_test_acc) s.best_test_acc = e.test_acc, s.best_epoch = e.epoch;
-    if (e.evaluated) s.final_test_acc = e.test_acc, s.final_test_loss = e.test_loss;
+  const std::int64_t images = s.steps_per_epoch * config_.train.accumulation_steps * config_.data.batch_size;
+  double sums_host[3] = {sums.loss_sum.item<double>(), static_cast<double>(sums.correct.item<std::int64_t>()),
+                         static_cast<double>(images)};
+  double bad = static_cast<double>(sums.first_bad.item<std::int64_t>());
+  {
+    const CollectiveLabel label("epoch metrics");
+    world_.allreduce_sum(sums_host, 3);
+    bad = world_.allreduce_max(bad);
   }
-  double eval_time = phases[Phase::kEval];
-  eval_time = world_.allreduce_max(eval_time);
-  s.images_per_s = trained_images / std::max(1e-9, s.train_time_s - eval_time);
-  s.overfit_epoch = overfitting_onset(out.epochs, c.regularization.overfit_window);
-  s.overfit = s.overfit_epoch > 0;
-  s.peak_memory_bytes = peak_memory_bytes(device_);
+  require_finite_loss(bad, epoch);
+  record.epoch = epoch;
+  record.train_loss = sums_host[0] / sums_host[2];
+  record.train_acc = sums_host[1] / sums_host[2];
+  record.lr = s.lr;
+  record.images_per_s = static_cast<double>(s.images_per_epoch) / record.epoch_time_s;
+}
 
-  for (std::size_t k = 0; k < kRankPhases; ++k) out.rank.phase_s[k] = phases.seconds[k];
-  out.rank.peak_memory_bytes = s.peak_memory_bytes;
-  out.rank.allreduce_bytes = engine.stats().bytes;
-  out.rank.allreduce_s = engine.stats().allreduce_s;
-  return out;
+// One optimizer step: accumulation_steps micro-batches of forward and backward, the all-reduce still in
+// flight collected, then the (possibly skipped) optimizer step.
+void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
+  auto& s = *state_;
+  s.lr = s.schedule->at(global_step_);
+  set_learning_rate(*s.optimizer, s.groups, s.lr, epoch);
+  s.engine->clear_gradients();
+  const int accumulation = config_.train.accumulation_steps;
+  for (int micro = 0; micro < accumulation; ++micro)
+    forward_backward(epoch, step * accumulation + micro, micro == accumulation - 1, indices, sums);
+
+  Stopwatch phase;
+  s.engine->finish();
+  s.phases.add(Phase::kCommWait, phase.seconds());
+  phase.reset();
+  {
+    const TimelineSpan span(timeline_, "optimizer", "compute");
+    if (s.scaler->unscale(s.parameters))
+      s.optimizer->step();
+    else
+      ++out_.summary.skipped_steps;
+    s.scaler->update();
+  }
+  if (s.lookahead) s.lookahead->after_step(global_step_ + 1);
+  s.phases.add(Phase::kOptimizer, phase.seconds());
+  const int verify = config_.distributed.verify_replicas;
+  if (verify > 0 && (global_step_ + 1) % verify == 0) check_replicas(s.parameters, world_, global_step_ + 1);
+}
+
+// One micro-batch: gather and augment it, forward and loss, the running metrics, and backward (whose
+// hooks hand gradients to the engine; `last` lets the engine all-reduce this time).
+void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums) {
+  auto& s = *state_;
+  const std::int64_t batch = config_.data.batch_size;
+  Stopwatch phase;
+  const auto rows = indices.narrow(0, slot * batch, batch);
+  auto [x, y] = s.train->batch(rows, s.train_params, draw_position(epoch, slot, batch, world_.rank(), world_.size()),
+                               s.param_dtype, config_.precision.channels_last);
+  s.phases.add(Phase::kData, phase.seconds());
+
+  phase.reset();
+  at::Tensor loss, logits;
+  {
+    const TimelineSpan span(timeline_, "forward", "compute");
+    AutocastScope autocast(device_, s.amp_dtype);
+    logits = network_->forward(x);
+    loss = at::cross_entropy_loss(logits.to(s.param_dtype), y, {}, at::Reduction::Mean, -100,
+                                  config_.regularization.label_smoothing);
+  }
+  {
+    at::NoGradGuard no_grad;
+    const auto detached = loss.detach();
+    sums.loss_sum += detached.to(at::kDouble) * static_cast<double>(batch);
+    sums.correct += logits.detach().argmax(1).eq(y).sum();
+    if (s.dtype != at::kHalf) {  // fp16 overflows are the scaler's business: it skips the step
+      const auto bad = at::logical_and(at::logical_not(at::isfinite(detached)), sums.first_bad.lt(0));
+      sums.first_bad = at::where(bad, at::full_like(sums.first_bad, global_step_), sums.first_bad);
+    }
+  }
+  s.phases.add(Phase::kForward, phase.seconds());
+
+  phase.reset();
+  s.engine->prepare(last);
+  {
+    const TimelineSpan span(timeline_, "backward", "compute");
+    const double share = 1.0 / (static_cast<double>(config_.train.accumulation_steps) * world_.size());
+    s.scaler->scale(loss * share).backward();
+  }
+  s.phases.add(Phase::kBackward, phase.seconds());
+}
+
+// Stop requests (SIGUSR1/SIGTERM/SIGINT on any rank) and non-finite losses are agreed by every rank at
+// the same step. Reading the loss flag synchronises a GPU, so there it is read every 50 steps.
+void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
+  const bool read_flag = !device_.is_cuda() || (step + 1) % 50 == 0;
+  double flags[2] = {static_cast<double>(stop_requested()),
+                     read_flag ? static_cast<double>(sums.first_bad.item<std::int64_t>()) : -1.0};
+  {
+    const CollectiveLabel label("stop and loss flags");
+    world_.allreduce_max(flags, 2);
+  }
+  require_finite_loss(flags[1], epoch);
+  if (flags[0] <= 0) return;
+  synchronize(device_);
+  const std::string& checkpoint = state_->resume->path();
+  state_->resume->save({epoch, step + 1, global_step_ + 1, sums.loss_sum.item<double>(),
+                        sums.correct.item<std::int64_t>(), out_.summary.skipped_steps, out_.epochs});
+  throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
+                        checkpoint.empty() ? std::string(" (no checkpoint requested)")
+                                           : cat("; checkpoint ", checkpoint)));
+}
+
+void Trainer::require_finite_loss(double first_bad_step, int epoch) const {
+  FT_REQUIRE(first_bad_step < 0, "non-finite training loss at optimizer step ",
+             static_cast<std::int64_t>(first_bad_step), " (epoch ", epoch, ") with precision ",
+             config_.precision.dtype, ": lower optimizer.lr or check the data; the last checkpoint (if any) is kept");
+}
+
+// The test loss and accuracy, on the epochs train.eval_every names and the last.
+void Trainer::evaluate_into(EpochRecord& record) {
+  if (record.epoch % config_.train.eval_every != 0 && record.epoch != config_.train.epochs) return;
+  auto& s = *state_;
+  Stopwatch clock;
+  const auto result = evaluate(*network_, *s.test, s.test_params, s.eval_options, world_);
+  s.phases.add(Phase::kEval, clock.seconds());
+  record.test_loss = result.loss;
+  record.test_acc = result.accuracy;
+  record.evaluated = true;
+}
+
+void Trainer::print_epoch(const EpochRecord& record) const {
+  if (world_.rank() != 0) return;
+  std::printf("epoch %3d/%d  train loss %.4f acc %6.2f%%", record.epoch, config_.train.epochs, record.train_loss,
+              100 * record.train_acc);
+  if (record.evaluated) std::printf("  test loss %.4f acc %6.2f%%", record.test_loss, 100 * record.test_acc);
+  std::printf("  lr %.5f  %.2fs  %.0f img/s\n", record.lr, record.epoch_time_s, record.images_per_s);
+  std::fflush(stdout);
+}
+
+// The run's summary and this rank's statistics. Throughput counts only the epochs this process trained
+// (a resumed run started mid-way) and leaves evaluation time out.
+void Trainer::summarise(const Stopwatch& wall, const Stopwatch& training, std::size_t resumed_epochs) {
+  auto& s = *state_;
+  auto& summary = out_.summary;
+  summary.train_time_s = training.seconds();
+  summary.wall_time_s = wall.seconds();
+  summary.epochs_run = static_cast<int>(out_.epochs.size());
+  summary.optimizer_steps = global_step_;
+  const double trained_images =
+      static_cast<double>(s.images_per_epoch) * static_cast<double>(out_.epochs.size() - resumed_epochs);
+  for (const auto& e : out_.epochs) {
+    if (e.evaluated && e.test_acc > summary.best_test_acc) summary.best_test_acc = e.test_acc, summary.best_epoch = e.epoch;
+    if (e.evaluated) summary.final_test_acc = e.test_acc, summary.final_test_loss = e.test_loss;
+  }
+  const double eval_time = world_.allreduce_max(s.phases[Phase::kEval]);
+  summary.images_per_s = trained_images / std::max(1e-9, summary.train_time_s - eval_time);
+  summary.overfit_epoch = overfitting_onset(out_.epochs, config_.regularization.overfit_window);
+  summary.overfit = summary.overfit_epoch > 0;
+  summary.peak_memory_bytes = peak_memory_bytes(device_);
+
+  for (std::size_t k = 0; k < kRankPhases; ++k) out_.rank.phase_s[k] = s.phases.seconds[k];
+  out_.rank.peak_memory_bytes = summary.peak_memory_bytes;
+  out_.rank.allreduce_bytes = s.engine->stats().bytes;
+  out_.rank.allreduce_s = s.engine->stats().allreduce_s;
 }
 
 }  // namespace ft

@@ -10,7 +10,9 @@
 #include "config/schema.h"
 #include "data/shard_format.h"
 #include "models/network.h"
+#include "monitor/timer.h"
 #include "results/run_record.h"
+#include "train/checkpoint.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -42,11 +44,28 @@ class Trainer {
  public:
   Trainer(const Config& config, const World& world, Backend& backend, at::Device device,
           TrainerOptions options = {});
+  ~Trainer();
   TrainOutcome run();
   // The trained network (for tests comparing parameters across runs).
   std::shared_ptr<Network> network() const { return network_; }
 
  private:
+  struct State;       // what run() builds before the first step (trainer.cpp)
+  struct EpochSums;   // the running train metrics of one epoch, on the device
+
+  void load_slices();
+  void build_replica();
+  void make_engine();
+  void plan_steps();
+  void run_epoch(int epoch, const TrainingPosition& start, EpochRecord& record);
+  void train_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
+  void forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums);
+  void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
+  void require_finite_loss(double first_bad_step, int epoch) const;
+  void evaluate_into(EpochRecord& record);
+  void print_epoch(const EpochRecord& record) const;
+  void summarise(const Stopwatch& wall, const Stopwatch& training, std::size_t resumed_epochs);
+
   const Config& config_;
   const World& world_;
   Backend& backend_;
@@ -54,6 +73,9 @@ class Trainer {
   TrainerOptions options_;
   Timeline* timeline_;
   std::shared_ptr<Network> network_;
+  std::unique_ptr<State> state_;
+  TrainOutcome out_;
+  std::int64_t global_step_ = 0;
 };
 
 }  // namespace ft

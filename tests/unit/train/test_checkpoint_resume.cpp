@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <filesystem>
 #include <random>
 
+#include "io/paths.h"
 #include "comm/backend.h"
 #include "data/shard_format.h"
 #include "runtime/signals.h"
@@ -17,8 +17,8 @@ namespace {
 
 std::string tiny_shards() {
   const std::string dir = std::string(FT_TEST_TMP) + "/resume-data";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  paths::remove_all(dir);
+  paths::create_directories(dir);
   std::mt19937 rng(5);
   for (const char* split : {"train", "test"}) {
     const std::int64_t n = std::string(split) == "train" ? 96 : 32;
@@ -66,7 +66,7 @@ void check_resume(const Config& c) {
   auto& world = test_world();
   auto backend = make_backend(world, BackendOptions{});
   const std::string ckpt = std::string(FT_TEST_TMP) + "/resume.ckpt";
-  std::filesystem::remove(ckpt);
+  paths::remove(ckpt);
 
   Trainer straight(c, world, *backend, at::Device(at::kCPU));
   const auto expected = straight.run();
@@ -79,13 +79,13 @@ void check_resume(const Config& c) {
   Trainer first(c, world, *backend, at::Device(at::kCPU), options);
   EXPECT_THROW(first.run(), Interrupted);
   clear_stop_request();
-  ASSERT_TRUE(std::filesystem::exists(ckpt));
+  ASSERT_TRUE(paths::exists(ckpt));
 
   Trainer resumed(c, world, *backend, at::Device(at::kCPU), options);
   const auto outcome = resumed.run();
   // The trainer leaves the checkpoint for its caller to remove once the results are written.
-  EXPECT_TRUE(std::filesystem::exists(ckpt));
-  std::filesystem::remove(ckpt);
+  EXPECT_TRUE(paths::exists(ckpt));
+  paths::remove(ckpt);
   const auto params = snapshot(resumed);
   ASSERT_EQ(params.size(), expected_params.size());
   for (std::size_t i = 0; i < params.size(); ++i) EXPECT_TRUE(at::equal(params[i], expected_params[i])) << i;
@@ -117,7 +117,7 @@ TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {
   Config c = resume_config(tiny_shards());
   c.train.epochs = 1;
   const std::string ckpt = std::string(FT_TEST_TMP) + "/other.ckpt";
-  std::filesystem::remove(ckpt);
+  paths::remove(ckpt);
   TrainerOptions options;
   options.checkpoint_path = ckpt;
   install_stop_handlers();
@@ -131,7 +131,7 @@ TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("different config"), std::string::npos) << e.what();
   }
-  std::filesystem::remove(ckpt);
+  paths::remove(ckpt);
 }
 
 }  // namespace

@@ -1,0 +1,42 @@
+// A run's checkpoint seen from the training loop: where the run starts (the checkpoint's position when
+// one of this run exists, else the beginning) and the saves on a stop signal or every N epochs.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include <string>
+#include <vector>
+
+#include "models/network.h"
+#include "train/checkpoint.h"
+#include "train/precision.h"
+
+namespace ft {
+
+// The live training state a checkpoint captures; references, owned by the trainer.
+struct CheckpointedState {
+  Network& network;
+  torch::optim::Optimizer& optimizer;
+  LossScaler& scaler;
+  at::Device device;
+  std::vector<at::Tensor> extra;  // e.g. lookahead's slow weights
+};
+
+class Resume {
+ public:
+  // `path` "" disables checkpoints; `fingerprint` identifies the run (config/fingerprint.h).
+  Resume(std::string path, std::string fingerprint, int rank, CheckpointedState state);
+  // Every rank: the position to continue from, restoring the state from the checkpoint when it exists.
+  TrainingPosition start();
+  // Rank 0 writes the checkpoint (atomically); the others return at once.
+  void save(const TrainingPosition& position);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, fingerprint_;
+  int rank_;
+  CheckpointedState state_;
+};
+
+}  // namespace ft
