@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs GoogleTest cases that exercise CUDA code, as a GPU-suite entry: skipped (77) with the reason when
+# no CUDA device is visible, failed when any selected case skips or none runs on a GPU host.
+# usage: gpu_gtest.sh BINARY FILTER
+set -euo pipefail
+# shellcheck source=tests/gpu/lib.sh
+source "$(dirname "$0")/lib.sh"
+require_gpus 1
+CASE=gtest
+OUT=$WORK/gtest.log
+set +e
+"$1" --gtest_filter="$2" > "$OUT" 2>&1
+STATUS=$?
+set -e
+expect_status 0
+expect_no_message "^\[  SKIPPED \]"
+expect_message "^\[  PASSED  \] [1-9][0-9]* test"
+pass
