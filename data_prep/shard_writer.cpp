@@ -12,9 +12,9 @@
 #include <cstring>
 #include <regex>
 
-#include "data/shard_format.h"
-#include "data/shard_reader.h"
 #include "io/paths.h"
+#include "shard/shard_format.h"
+#include "shard/shard_reader.h"
 #include "runtime/error.h"
 
 namespace ft::prep {

@@ -13,7 +13,7 @@
 #include <iostream>
 
 #include "comm/backend.h"
-#include "comm/engine.h"
+#include "engine/engine.h"
 #include "comm/timeline.h"
 #include "models/network.h"
 #include "monitor/timer.h"

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "comm/backend.h"
-#include "comm/engine.h"
+#include "engine/engine.h"
 #include "models/network.h"
 #include "monitor/timer.h"
 #include "runtime/error.h"

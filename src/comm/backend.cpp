@@ -8,10 +8,10 @@
 #include "comm/span_staging.h"
 #include "runtime/world.h"
 #ifdef FUSETRAIN_WITH_GLOO
-#include "comm/gloo_backend.h"
+#include "comm/gloo/gloo_backend.h"
 #endif
 #ifdef FUSETRAIN_WITH_NCCL
-#include "comm/nccl_backend.h"
+#include "comm/nccl/nccl_backend.h"
 #endif
 
 namespace ft {

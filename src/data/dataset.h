@@ -4,7 +4,7 @@
 
 #include <ATen/ATen.h>
 
-#include "data/shard_reader.h"
+#include "shard/shard_reader.h"
 #include "kernels/augment.h"
 
 namespace ft {

@@ -8,8 +8,8 @@
 #include <memory>
 #include <utility>
 
-#include "comm/engine.h"
-#include "comm/replica_check.h"
+#include "engine/engine.h"
+#include "engine/replica_check.h"
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "config/fingerprint.h"
@@ -21,7 +21,7 @@
 #include "runtime/world.h"
 #include "train/device_setup.h"
 #include "train/evaluation.h"
-#include "train/history.h"
+#include "history/history.h"
 #include "train/lookahead.h"
 #include "train/optimizer.h"
 #include "train/resume.h"

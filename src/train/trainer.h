@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/schema.h"
-#include "data/shard_format.h"
+#include "shard/shard_format.h"
 #include "models/network.h"
 #include "monitor/timer.h"
 #include "results/run_record.h"

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "io/paths.h"
-#include "data/shard_format.h"
 #include "io/atomic_file.h"
 #include "io/h5.h"
+#include "io/paths.h"
+#include "shard/shard_format.h"
 
 namespace {
 

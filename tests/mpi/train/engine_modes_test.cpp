@@ -6,7 +6,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "comm/backend.h"
-#include "comm/engine.h"
+#include "engine/engine.h"
 #include "train_fixture.h"
 
 namespace ft::test {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "comm/backend.h"
-#include "comm/replica_check.h"
+#include "engine/replica_check.h"
 #include "train/trainer.h"
 #include "train_fixture.h"
 

@@ -4,7 +4,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "comm/backend.h"
-#include "comm/engine.h"
+#include "engine/engine.h"
 #include "runtime/error.h"
 #include "train/trainer.h"
 #include "train_fixture.h"

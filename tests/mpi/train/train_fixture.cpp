@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "data/shard_format.h"
+#include "shard/shard_format.h"
 
 namespace ft::test {
 namespace {

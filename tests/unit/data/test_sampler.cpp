@@ -5,7 +5,7 @@
 #include <set>
 
 #include "data/sampler.h"
-#include "data/shard_reader.h"
+#include "shard/shard_reader.h"
 #include "runtime/error.h"
 
 namespace ft {

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "data/shard_reader.h"
+#include "shard/shard_reader.h"
 #include "data_prep/idx_reader.h"
 #include "prep_test_util.h"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "data/shard_reader.h"
+#include "shard/shard_reader.h"
 #include "data_prep/checksum.h"
 #include "data_prep/shard_writer.h"
 #include "io/h5.h"

@@ -5,7 +5,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "comm/backend.h"
-#include "comm/engine.h"
+#include "engine/engine.h"
 #include "test_world.h"
 
 namespace ft {

@@ -7,7 +7,7 @@
 
 #include "io/paths.h"
 #include "comm/backend.h"
-#include "data/shard_format.h"
+#include "shard/shard_format.h"
 #include "runtime/signals.h"
 #include "test_world.h"
 #include "train/trainer.h"

@@ -1,7 +1,7 @@
 // Tests of learning-rate schedules and of the history judgements (overfitting onset, early stopping).
 #include <gtest/gtest.h>
 
-#include "train/history.h"
+#include "history/history.h"
 #include "train/scheduler.h"
 
 namespace ft {

@@ -1,12 +1,12 @@
 // NCCL collectives with a deadline: a nonblocking communicator polled with ncclCommGetAsyncError, a CUDA
 // event for completion, and ncclCommAbort on a timeout or asynchronous error.
-#include "comm/nccl_backend.h"
+#include "comm/nccl/nccl_backend.h"
 
 #include <cstdio>
 #include <vector>
 
 #include "kernels/cuda_check.h"
-#include "comm/nccl_check.h"
+#include "comm/nccl/nccl_check.h"
 #include "runtime/poll_backoff.h"
 #include "runtime/world.h"
 

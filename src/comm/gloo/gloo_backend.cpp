@@ -1,6 +1,6 @@
 // Gloo collectives on host memory (fp16/bf16 summed through float as in the MPI backend), bounded by the
 // stall timeout; a Gloo I/O failure or timeout becomes a StallError naming the ranks that are behind.
-#include "comm/gloo_backend.h"
+#include "comm/gloo/gloo_backend.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,8 +17,8 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
 
-#include "comm/gloo_mpi_store.h"
-#include "comm/gloo_ring.h"
+#include "comm/gloo/gloo_mpi_store.h"
+#include "comm/gloo/gloo_ring.h"
 #include "comm/half.h"
 #include "runtime/thread_policy.h"
 #include "runtime/world.h"

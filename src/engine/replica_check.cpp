@@ -1,6 +1,6 @@
 // Bitwise replica verification. Identical optimizer arithmetic on identical all-reduced gradients keeps
 // replicas bit-identical, so any difference at all means a rank diverged (or a backend is broken).
-#include "comm/replica_check.h"
+#include "engine/replica_check.h"
 
 #include <sstream>
 

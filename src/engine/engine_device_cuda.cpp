@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "comm/engine_device.h"
+#include "engine/engine_device.h"
 
 namespace ft {
 namespace {

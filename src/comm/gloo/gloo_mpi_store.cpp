@@ -1,6 +1,6 @@
 // Gloo rendezvous over MPI: each set() is one all-gather of length-prefixed (key, value) records, so
 // after connectFullMesh's set() every rank holds every rank's address without any shared service.
-#include "comm/gloo_mpi_store.h"
+#include "comm/gloo/gloo_mpi_store.h"
 
 #include <cstdint>
 #include <cstring>

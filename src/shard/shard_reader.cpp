@@ -1,6 +1,6 @@
 // Shard discovery and cross-file range reads. Every inconsistency (a missing shard, a shard from another
 // data set, a label out of range) is reported with the offending file before any training starts.
-#include "data/shard_reader.h"
+#include "shard/shard_reader.h"
 
 #include <algorithm>
 #include <regex>

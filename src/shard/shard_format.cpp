@@ -1,6 +1,6 @@
 // Writing and validating single shard files against the schema in shard_format.h.
 // Readers never trust a shard: version, dtypes, shapes and label range are checked on open.
-#include "data/shard_format.h"
+#include "shard/shard_format.h"
 
 #include <cstdio>
 

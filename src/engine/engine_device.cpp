@@ -1,6 +1,6 @@
 // Host implementation of BucketDeviceSync (CPU tensors need no ordering beyond the engine's locks), and
 // the factory that picks the CUDA implementation (engine_device_cuda.cpp) for device tensors.
-#include "comm/engine_device.h"
+#include "engine/engine_device.h"
 
 #include "runtime/error.h"
 

@@ -1,7 +1,7 @@
 // The ring on Gloo unbound buffers: one buffer per region plus a two-segment scratch buffer for the
 // reduce-scatter. Messages between two ranks on one slot match in posting order, so both sides post
 // their pieces in the same (plan) order, each piece as one message.
-#include "comm/gloo_ring.h"
+#include "comm/gloo/gloo_ring.h"
 
 #include <algorithm>
 #include <memory>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "data/shard_format.h"
+#include "shard/shard_format.h"
 
 namespace ft {
 

@@ -1,7 +1,7 @@
 // Gradient engine implementation: post-accumulation hooks that pack each gradient (pre-scaled by 1/world so
 // fp16 sums cannot overflow) or, in place, just record it; in-order bucket launch on a communication
 // thread; and a status element reduced with each bucket, so a rank skipping a parameter is an error.
-#include "comm/engine.h"
+#include "engine/engine.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
-#include "comm/engine_device.h"
+#include "engine/engine_device.h"
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "runtime/error.h"

@@ -1,6 +1,6 @@
 // Overfitting and early-stopping rules over evaluated epochs only (epochs without evaluation are
 // skipped), so that eval_every > 1 does not distort the windows.
-#include "train/history.h"
+#include "history/history.h"
 
 namespace ft {
 namespace {
