@@ -1,5 +1,5 @@
-// The world and backend cache behind mpi_env.h. Backends are destroyed before the world so that their
-// communicators and heartbeat threads are gone before MPI_Finalize.
+// The backend cache behind mpi_env.h. main() releases the backends before the world is finalised at
+// exit, so that their communicators and heartbeat threads are gone before MPI_Finalize.
 #include "mpi_env.h"
 
 #include <map>
@@ -7,14 +7,9 @@
 namespace ft::test {
 namespace {
 
-const World* g_world = nullptr;
 std::map<std::string, std::unique_ptr<Backend>> g_backends;
 
 }  // namespace
-
-const World& world() { return *g_world; }
-
-void set_world(const World& world) { g_world = &world; }
 
 std::vector<std::string> host_backends() {
 #ifdef FUSETRAIN_WITH_GLOO

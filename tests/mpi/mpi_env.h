@@ -1,5 +1,5 @@
-// Shared state of the mpi_tests binary: the MPI world every rank runs in and one long-lived backend of each
-// host kind built here, so that most cases need no set-up of their own.
+// Shared state of the mpi_tests binary: the MPI world every rank runs in (test_world.h) and one long-lived
+// backend of each host kind built here, so that most cases need no set-up of their own.
 #pragma once
 
 #include <memory>
@@ -7,12 +7,9 @@
 #include <vector>
 
 #include "comm/backend.h"
-#include "runtime/world.h"
+#include "test_world.h"
 
 namespace ft::test {
-
-const World& world();
-void set_world(const World& world);
 
 // The host-memory backends compiled into this build ("mpi", and "gloo" when built).
 std::vector<std::string> host_backends();

@@ -31,8 +31,7 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ft::World world(&argc, &argv);
-  ft::test::set_world(world);
+  const ft::World& world = ft::test::world();
   ::testing::InitGoogleTest(&argc, argv);
   if (world.rank() != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

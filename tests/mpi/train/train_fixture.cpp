@@ -1,24 +1,18 @@
 // Synthetic but learnable shards (class = brightest quadrant, plus noise) and the small config used by
 // the equivalence and uneven-data tests.
-#include "io/paths.h"
 #include "train_fixture.h"
 
 #include <random>
 #include <vector>
 
+#include "io/paths.h"
 #include "shard/shard_format.h"
 
 namespace ft::test {
-namespace {
-const World* g_world = nullptr;
-}
-
-const World& train_world() { return *g_world; }
-void set_train_world(const World& world) { g_world = &world; }
 
 std::string synthetic_shards(const std::string& name, std::int64_t train, int shards) {
   const std::string dir = std::string(FT_TEST_TMP) + "/" + name;
-  if (train_world().rank() == 0) {
+  if (world().rank() == 0) {
     paths::remove_all(dir);
     paths::create_directories(dir);
     std::mt19937 rng(11);
@@ -63,7 +57,7 @@ std::string synthetic_shards(const std::string& name, std::int64_t train, int sh
     meta.count = 64;
     write_shard(dir + "/" + shard_file_name("test", 0, 1), meta, images.data(), labels.data());
   }
-  train_world().barrier();
+  world().barrier();
   return dir;
 }
 

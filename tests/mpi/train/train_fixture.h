@@ -1,16 +1,13 @@
-// Shared helpers of the multi-rank training tests: the world, synthetic shard sets written once by
+// Shared helpers of the multi-rank training tests: the world (test_world.h), synthetic shard sets written once by
 // rank 0, and a small deterministic config (conv stack without dropout or batch norm).
 #pragma once
 
 #include <string>
 
 #include "config/schema.h"
-#include "runtime/world.h"
+#include "test_world.h"
 
 namespace ft::test {
-
-const World& train_world();
-void set_train_world(const World& world);
 
 // Writes `shards` train shards holding `train` images and one test shard (8x8x3, 4 classes) under
 // FT_TEST_TMP/<name> on rank 0; every rank returns the folder after a barrier.

@@ -2,12 +2,10 @@
 // saw a failure, so ctest's verdict does not depend on which rank's output it reads.
 #include <gtest/gtest.h>
 
-#include "runtime/world.h"
-#include "train_fixture.h"
+#include "test_world.h"
 
 int main(int argc, char** argv) {
-  ft::World world(&argc, &argv);
-  ft::test::set_train_world(world);
+  const ft::World& world = ft::test::world();
   ::testing::InitGoogleTest(&argc, argv);
   if (world.rank() != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

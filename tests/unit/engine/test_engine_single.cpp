@@ -33,7 +33,7 @@ GradientEngineOptions small_buckets(bool in_place = true) {
 class GradientEngineModes : public ::testing::TestWithParam<bool> {};
 
 TEST_P(GradientEngineModes, SingleRankGradientsMatchAutograd) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   at::manual_seed(1);
   TwoLayers net;
@@ -55,7 +55,7 @@ TEST_P(GradientEngineModes, SingleRankGradientsMatchAutograd) {
 }
 
 TEST_P(GradientEngineModes, AccumulationSumsMicroBatches) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   at::manual_seed(2);
   TwoLayers net;
@@ -81,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(InPlaceAndPacked, GradientEngineModes, ::testing::Bool(
                          [](const auto& info) { return info.param ? "InPlace" : "Packed"; });
 
 TEST(GradientEngine, Fp16WireKeepsGradientsWithinHalfPrecision) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   at::manual_seed(3);
   TwoLayers net;
@@ -107,7 +107,7 @@ TEST(GradientEngine, Fp16WireKeepsGradientsWithinHalfPrecision) {
 }
 
 TEST(GradientEngine, ParameterUnusedOnEveryRankIsLeftWithoutGradient) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   TwoLayers net;
   auto named = net.named();

@@ -63,7 +63,7 @@ std::vector<at::Tensor> snapshot(const Trainer& t) {
 }
 
 void check_resume(const Config& c) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   const std::string ckpt = std::string(FT_TEST_TMP) + "/resume.ckpt";
   paths::remove(ckpt);
@@ -112,7 +112,7 @@ TEST(CheckpointResume, LookaheadAndAlternatingFlipsResumeExactly) {
 }
 
 TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   Config c = resume_config(tiny_shards());
   c.train.epochs = 1;

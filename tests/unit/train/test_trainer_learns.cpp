@@ -44,7 +44,7 @@ Config subset_config(const std::string& path) {
 TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
   if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
-  auto& world = test_world();
+  auto& world = test::world();
   const Config c = subset_config(fashion_subset());
   auto backend = make_backend(world, BackendOptions{});
   Trainer trainer(c, world, *backend, place_rank(c, world));
@@ -62,7 +62,7 @@ TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
 TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
   if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
-  auto& world = test_world();
+  auto& world = test::world();
   Config c = subset_config(fashion_subset());
   c.model.name = "fast_cifar";
   c.model.width = 16;
@@ -96,7 +96,7 @@ TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
 TEST(TrainerLearns, SameSeedSameMetrics) {
   if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
-  auto& world = test_world();
+  auto& world = test::world();
   Config c = subset_config(fashion_subset());
   c.data.limit_train = 1024;
   c.data.limit_test = 256;

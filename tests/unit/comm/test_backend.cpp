@@ -14,7 +14,7 @@
 
 #include "comm/stall_inspector.h"
 #include "runtime/thread_policy.h"
-#include "unit_world.h"
+#include "test_world.h"
 
 namespace ft {
 namespace {
@@ -40,7 +40,7 @@ TEST(MakeBackend, UnknownNameIsAnError) {
   BackendOptions options;
   options.name = "tcp";
   try {
-    make_backend(test::unit_world(), options);
+    make_backend(test::world(), options);
     FAIL() << "make_backend accepted 'tcp'";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown communication backend 'tcp' (choose mpi, gloo or nccl)"),
@@ -51,19 +51,19 @@ TEST(MakeBackend, UnknownNameIsAnError) {
 TEST(MakeBackend, StallTimeoutMustBePositive) {
   BackendOptions options;
   options.stall_timeout_s = 0;
-  EXPECT_THROW(make_backend(test::unit_world(), options), Error);
+  EXPECT_THROW(make_backend(test::world(), options), Error);
 }
 
 TEST(MakeBackend, BackendsNotBuiltSaySo) {
   BackendOptions options;
 #ifndef FUSETRAIN_WITH_GLOO
   options.name = "gloo";
-  EXPECT_THROW(make_backend(test::unit_world(), options), Error);
+  EXPECT_THROW(make_backend(test::world(), options), Error);
 #endif
 #ifndef FUSETRAIN_WITH_NCCL
   options.name = "nccl";
   try {
-    make_backend(test::unit_world(), options);
+    make_backend(test::world(), options);
     FAIL() << "make_backend built nccl";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("backend 'nccl' is not built into this fusetrain"), std::string::npos);
@@ -77,7 +77,7 @@ void check_single_rank(const std::string& name) {
   BackendOptions options;
   options.name = name;
   options.stall_timeout_s = 5;
-  const auto backend = make_backend(test::unit_world(), options);
+  const auto backend = make_backend(test::world(), options);
   EXPECT_EQ(backend->name(), name);
   EXPECT_EQ(backend->rank(), 0);
   EXPECT_EQ(backend->size(), 1);
@@ -114,7 +114,7 @@ TEST(GlooBackendThreads, EventLoopRunsBatchScheduled) {
   options.name = "gloo";
   options.stall_timeout_s = 5;
   std::unique_ptr<Backend> backend;
-  const std::set<long> started = threads_started_by([&] { backend = make_backend(test::unit_world(), options); });
+  const std::set<long> started = threads_started_by([&] { backend = make_backend(test::world(), options); });
   int batch = 0;
   for (long tid : started) batch += sched_getscheduler(static_cast<pid_t>(tid)) == SCHED_BATCH;
   EXPECT_EQ(batch, 1) << started.size() << " threads started";
