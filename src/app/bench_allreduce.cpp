@@ -47,12 +47,12 @@ int bench_allreduce(int argc, char** argv) {
   po::options_description options("fusetrain bench allreduce (run under mpirun -np N)");
   options.add_options()
       ("model", po::value<std::string>()->default_value("resnet18"), "model whose gradients are reduced")
-      ("backend", po::value<std::string>()->default_value("mpi"), "mpi | gloo | nccl")
+      ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
       ("bucket-mib", po::value<double>()->default_value(25), "fusion bucket size")
       ("first-bucket-mib", po::value<double>()->default_value(1), "first bucket size")
       ("iterations", po::value<int>()->default_value(20), "timed iterations")
       ("warmup", po::value<int>()->default_value(3), "untimed iterations")
-      ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
+      ("device", po::value<std::string>()->default_value("auto"), choice_list<DeviceChoice>(" | ").c_str())
       ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases")
       ("help,h", "show this help");
   po::variables_map vm;
@@ -62,9 +62,9 @@ int bench_allreduce(int argc, char** argv) {
   World world(&argc, &argv);
   try {
     Config config;
-    config.model.name = vm["model"].as<std::string>();
-    config.train.device = vm["device"].as<std::string>();
-    config.distributed.backend = vm["backend"].as<std::string>();
+    config.model.name = choice_from<ModelName>("--model", vm["model"].as<std::string>());
+    config.train.device = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
+    config.distributed.backend = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
     backend_options.name = config.distributed.backend;
@@ -115,7 +115,7 @@ int bench_allreduce(int argc, char** argv) {
       const double mb = total * 4.0 / 1e6;
       std::printf("all-reduce of %s gradients: %zu tensors, %.1f MB fp32, %d ranks, backend %s, %zu buckets "
                   "(%.0f MiB, first %.0f MiB), median of %d\n\n",
-                  config.model.name.c_str(), grads.size(), mb, world.size(), backend->name().c_str(),
+                  choice_name(config.model.name), grads.size(), mb, world.size(), backend->name().c_str(),
                   engine.buckets().size(), engine_options.bucket_mib, engine_options.first_bucket_mib, iterations);
       std::printf("| variant | time_ms | algbw_GB_s |\n|---|---|---|\n");
       std::printf("| (a) one all-reduce per tensor | %.2f | %.2f |\n", per_tensor * 1e3, mb / 1e3 / per_tensor);
@@ -125,8 +125,7 @@ int bench_allreduce(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
-    std::fprintf(stderr, "fusetrain bench allreduce: error: %s\n", error_text(e).c_str());
-    return 1;
+    return report_error("fusetrain bench allreduce", e);
   }
   return 0;
 }

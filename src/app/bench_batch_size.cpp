@@ -74,7 +74,7 @@ int bench_batch_size(int argc, char** argv) {
       ("max-batch", po::value<int>()->default_value(0), "largest batch to try (0: 65536 on GPU, 1024 on CPU)")
       ("steps", po::value<int>()->default_value(20), "timed steps per batch size")
       ("warmup", po::value<int>()->default_value(3), "untimed steps per batch size")
-      ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
+      ("device", po::value<std::string>()->default_value("auto"), choice_list<DeviceChoice>(" | ").c_str())
       ("help,h", "show this help");
   po::variables_map vm;
   if (!parse_command_line(options, argc, argv, vm, "fusetrain bench batch-size")) return 2;
@@ -82,15 +82,15 @@ int bench_batch_size(int argc, char** argv) {
   World world(&argc, &argv);
   try {
     Config config;
-    config.model.name = vm["model"].as<std::string>();
-    config.train.device = vm["device"].as<std::string>();
+    config.model.name = choice_from<ModelName>("--model", vm["model"].as<std::string>());
+    config.train.device = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
     config.optimizer.momentum = 0.9;
     const at::Device device = place_rank(config, world);
     const InputShape shape = parse_image_shape(vm["image"].as<std::string>());
     int ceiling = vm["max-batch"].as<int>();
     if (ceiling == 0) ceiling = device.is_cuda() ? 65536 : 1024;
     std::printf("%s on %s, %s images\n\n| batch | images_per_s | peak_MiB | gpu_util_%% |\n|---|---|---|---|\n",
-                config.model.name.c_str(), device_name(device).c_str(), vm["image"].as<std::string>().c_str());
+                choice_name(config.model.name), device_name(device).c_str(), vm["image"].as<std::string>().c_str());
     int largest = 0;
     for (int batch = vm["start"].as<int>(); batch <= ceiling; batch *= 2) {
       Point p;
@@ -107,8 +107,7 @@ int bench_batch_size(int argc, char** argv) {
     }
     std::printf("\nlargest batch that fits: %d%s\n", largest, largest * 2 > ceiling ? " (ceiling reached)" : "");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusetrain bench batch-size: error: %s\n", error_text(e).c_str());
-    return 1;
+    return report_error("fusetrain bench batch-size", e);
   }
   return 0;
 }

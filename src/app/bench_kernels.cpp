@@ -132,8 +132,7 @@ int bench_kernels(int argc, char** argv) {
       std::printf("| CUDA kernel | n/a: no CUDA device |\n");
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusetrain bench kernels: error: %s\n", error_text(e).c_str());
-    return 1;
+    return report_error("fusetrain bench kernels", e);
   }
   return 0;
 }

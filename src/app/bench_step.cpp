@@ -36,8 +36,8 @@ po::options_description step_options() {
       ("batch", po::value<int>()->default_value(128), "images per rank per step")
       ("steps", po::value<int>()->default_value(30), "timed steps")
       ("warmup", po::value<int>()->default_value(5), "untimed steps")
-      ("backend", po::value<std::string>()->default_value("mpi"), "mpi | gloo | nccl")
-      ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
+      ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
+      ("device", po::value<std::string>()->default_value("auto"), choice_list<DeviceChoice>(" | ").c_str())
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
       ("threads", po::value<int>()->default_value(0),
        "CPU threads per rank (0 = cores / largest world size, the same for every world size)")
@@ -61,12 +61,12 @@ int bench_step_worker(int argc, char** argv) {
   World world(&argc, &argv);
   try {
     Config config;
-    config.model.name = vm["model"].as<std::string>();
-    config.train.device = vm["device"].as<std::string>();
+    config.model.name = choice_from<ModelName>("--model", vm["model"].as<std::string>());
+    config.train.device = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
     config.train.threads = vm["threads"].as<int>();
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
-    backend_options.name = vm["backend"].as<std::string>();
+    backend_options.name = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
     auto backend = make_backend(world, backend_options);
 
@@ -112,8 +112,7 @@ int bench_step_worker(int argc, char** argv) {
                   world.size(), seconds);
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
-    std::fprintf(stderr, "fusetrain bench step-worker: error: %s\n", error_text(e).c_str());
-    return 1;
+    return report_error("fusetrain bench step-worker", e);
   }
   return 0;
 }
@@ -163,8 +162,7 @@ int bench_step(int argc, char** argv) {
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusetrain bench step: error: %s\n", error_text(e).c_str());
-    return 1;
+    return report_error("fusetrain bench step", e);
   }
   return 0;
 }

@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "runtime/error_report.h"
+
 namespace ft {
 
 std::string error_text(const std::exception& e) {
@@ -14,6 +16,11 @@ std::string error_text(const std::exception& e) {
     return torch_error->what_without_backtrace();
   }
   return e.what();
+}
+
+int report_error(const std::string& who, const std::exception& e, int status, const char* kind) {
+  print_failure(who, error_text(e), kind);
+  return status;
 }
 
 }  // namespace ft

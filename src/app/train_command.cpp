@@ -180,9 +180,9 @@ void write_run(const Config& config, const RunPaths& paths_of_run, const TrainOu
   if (world.rank() != 0) return;
   RunRecord record;
   record.name = paths_of_run.name;
-  record.model = config.model.name;
+  record.model = choice_name(config.model.name);
   record.dataset = outcome.data.dataset;
-  record.precision = config.precision.dtype;
+  record.precision = choice_name(config.precision.dtype);
   record.batch_size = config.data.batch_size;
   record.config_yaml = dump_config(config);
   record.epochs = outcome.epochs;
@@ -203,7 +203,7 @@ void write_run(const Config& config, const RunPaths& paths_of_run, const TrainOu
 void print_banner(const Config& config, const World& world, const Backend& backend, const at::Device& device) {
   if (world.rank() != 0) return;
   std::printf("fusetrain %s: %s on %s, %d rank(s) on %d node(s), backend %s, device %s\n", program_version(),
-              config.model.name.c_str(), config.data.path.c_str(), world.size(), world.node_count(),
+              choice_name(config.model.name), config.data.path.c_str(), world.size(), world.node_count(),
               backend.name().c_str(), device.str().c_str());
   std::fflush(stdout);
 }
@@ -255,8 +255,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
     return kExitResumable;
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
-    std::fprintf(stderr, "fusetrain: error: %s\n", error_text(e).c_str());
-    return 1;
+    return report_error("fusetrain", e);
   }
   return 0;
 }
@@ -293,7 +292,7 @@ int train_command(int argc, char** argv) {
     validate_for_device(config, cuda_available());
   } catch (const Error& e) {
     // Every rank reads the same file and fails the same way: one message is enough.
-    if (launcher_rank() == 0) std::fprintf(stderr, "fusetrain: config error: %s\n", error_text(e).c_str());
+    if (launcher_rank() == 0) report_error("fusetrain", e, 2, "config error");
     return 2;
   }
   if (vm.count("dry-run")) {

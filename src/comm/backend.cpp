@@ -58,25 +58,25 @@ void Backend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
 }
 
 std::unique_ptr<Backend> make_backend(const World& world, const BackendOptions& options) {
-  const std::string& name = options.name;
-  if (name != "mpi" && name != "gloo" && name != "nccl")
-    throw Error(cat("unknown communication backend '", name, "' (choose mpi, gloo or nccl)"));
   FT_REQUIRE(options.stall_timeout_s > 0, "the stall timeout must be positive seconds, got ",
              options.stall_timeout_s);
-  if (name == "mpi") return std::make_unique<MpiBackend>(world, options);
-  if (name == "gloo") {
+  switch (options.name) {
+    case BackendName::mpi: return std::make_unique<MpiBackend>(world, options);
+    case BackendName::gloo:
 #ifdef FUSETRAIN_WITH_GLOO
-    return std::make_unique<GlooBackend>(world, options);
+      return std::make_unique<GlooBackend>(world, options);
 #else
-    throw Error("backend 'gloo' is not built into this fusetrain (rebuild with libgloo-dev)");
+      throw Error("backend 'gloo' is not built into this fusetrain (rebuild with libgloo-dev)");
+#endif
+    case BackendName::nccl:
+#ifdef FUSETRAIN_WITH_NCCL
+      return std::make_unique<NcclBackend>(world, options);
+#else
+      throw Error("backend 'nccl' is not built into this fusetrain (rebuild on a host with the CUDA toolkit "
+                  "and NCCL: nvcc, nccl.h and libnccl)");
 #endif
   }
-#ifdef FUSETRAIN_WITH_NCCL
-  return std::make_unique<NcclBackend>(world, options);
-#else
-  throw Error("backend 'nccl' is not built into this fusetrain (rebuild on a host with the CUDA toolkit "
-              "and NCCL: nvcc, nccl.h and libnccl)");
-#endif
+  throw Error(cat("unknown communication backend ", static_cast<int>(options.name)));
 }
 
 }  // namespace ft

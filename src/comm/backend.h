@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.h"
+
 namespace ft {
 
 class World;
@@ -61,7 +63,7 @@ class Backend {
 };
 
 struct BackendOptions {
-  std::string name = "mpi";      // mpi | gloo | nccl
+  BackendName name = BackendName::mpi;  // distributed.backend
   double stall_timeout_s = 60;   // a collective not finished by then throws StallError
   int cuda_device = -1;          // nccl: the device this rank drives
 };

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/config_error.h"
 #include "config/options.h"
 #include "runtime/error.h"
 
@@ -20,12 +21,12 @@ struct Walk {
   const std::map<std::string, std::string>& overridden;  // key -> "--set key=value"
   const LoadOptions& options;
 
-  std::string where(const std::string& key, const YAML::Node& node) const {
+  ConfigPlace where(const std::string& key, const YAML::Node& node) const {
     const auto it = overridden.find(key);
-    if (it != overridden.end()) return cat(it->second, ": key '", key, "'");
+    if (it != overridden.end()) return {it->second, 0, 0, key, ""};
     const auto mark = node.Mark();
-    if (mark.line < 0) return cat(origin, ": key '", key, "'");
-    return cat(origin, ":", mark.line + 1, ":", mark.column + 1, ": key '", key, "'");
+    if (mark.line < 0) return {origin, 0, 0, key, ""};
+    return {origin, mark.line + 1, mark.column + 1, key, ""};
   }
 
   const Option* find(const std::string& key) const {
@@ -65,10 +66,10 @@ struct Walk {
         option->read(kv.second, where(key, kv.first));
       } else if (is_section(key)) {
         if (kv.second.IsNull()) continue;
-        FT_REQUIRE(kv.second.IsMap(), where(key, kv.first), ": expected a map of settings");
+        config_require(kv.second.IsMap(), where(key, kv.first), "expected a map of settings");
         map(kv.second, key);
       } else {
-        throw Error(cat(where(key, kv.first), ": unknown key (did you mean '", nearest(key), "'?)"));
+        throw ConfigError(where(key, kv.first), cat("unknown key (did you mean '", nearest(key), "'?)"));
       }
     }
   }
@@ -78,7 +79,7 @@ YAML::Node parse_yaml(const std::string& text, const std::string& origin) {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw Error(cat(origin, ":", e.mark.line + 1, ":", e.mark.column + 1, ": malformed YAML: ", e.msg));
+    throw ConfigError({origin, e.mark.line + 1, e.mark.column + 1, "", ""}, cat("malformed YAML: ", e.msg));
   }
 }
 
@@ -87,10 +88,10 @@ void set_path(YAML::Node doc, const std::string& key, const YAML::Node& value, c
   std::vector<std::string> parts;
   std::stringstream in(key);
   for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
-  FT_REQUIRE(!parts.empty(), origin, ": empty key");
+  config_require(!parts.empty(), {origin}, "empty key");
   YAML::Node node = doc;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    FT_REQUIRE(!node[parts[i]] || node[parts[i]].IsMap(), origin, ": '", parts[i], "' is not a section");
+    config_require(!node[parts[i]] || node[parts[i]].IsMap(), {origin}, "'", parts[i], "' is not a section");
     if (!node[parts[i]]) node[parts[i]] = YAML::Node(YAML::NodeType::Map);
     YAML::Node child = node[parts[i]];
     node.reset(child);
@@ -119,13 +120,13 @@ Config parse_config(const std::string& yaml, const std::string& origin,
                     const std::vector<std::string>& overrides, const LoadOptions& options) {
   YAML::Node doc = parse_yaml(yaml, origin);
   if (doc.IsNull()) doc = YAML::Node(YAML::NodeType::Map);
-  FT_REQUIRE(doc.IsMap(), origin, ": expected a map of sections (model:, data:, optimizer:, ...)");
+  config_require(doc.IsMap(), {origin}, "expected a map of sections (model:, data:, optimizer:, ...)");
 
   std::map<std::string, std::string> overridden;
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     const std::string label = cat("--set ", o);
-    FT_REQUIRE(eq != std::string::npos && eq > 0, label, ": expected key=value, e.g. optimizer.lr=0.05");
+    config_require(eq != std::string::npos && eq > 0, {label}, "expected key=value, e.g. optimizer.lr=0.05");
     const std::string key = o.substr(0, eq);
     set_path(doc, key, parse_yaml(o.substr(eq + 1), label), label);
     overridden[key] = label;
@@ -171,19 +172,20 @@ std::string config_reference() {
 }
 
 void validate_for_device(const Config& c, bool cuda_available) {
-  const bool cuda = c.train.device == "cuda" || (c.train.device == "auto" && cuda_available);
-  FT_REQUIRE(c.train.device != "cuda" || cuda_available,
+  const bool cuda =
+      c.train.device == DeviceChoice::cuda || (c.train.device == DeviceChoice::automatic && cuda_available);
+  FT_REQUIRE(c.train.device != DeviceChoice::cuda || cuda_available,
              "train.device is 'cuda' but no CUDA device is available to this process");
-  FT_REQUIRE(c.distributed.backend != "nccl" || cuda,
+  FT_REQUIRE(c.distributed.backend != BackendName::nccl || cuda,
              "distributed.backend 'nccl' needs CUDA devices; use 'mpi' or 'gloo' on CPU");
-  FT_REQUIRE(!(c.distributed.backend == "nccl" && c.distributed.allow_device_sharing),
+  FT_REQUIRE(!(c.distributed.backend == BackendName::nccl && c.distributed.allow_device_sharing),
              "distributed.allow_device_sharing cannot be used with backend 'nccl': NCCL cannot run two "
              "ranks on one GPU; use 'mpi' or 'gloo' to share devices");
-  FT_REQUIRE(cuda || (c.precision.dtype != "fp16" && c.precision.dtype != "bf16"),
+  FT_REQUIRE(cuda || (c.precision.dtype != Precision::fp16 && c.precision.dtype != Precision::bf16),
              "precision.dtype '", c.precision.dtype, "' needs a CUDA device; use fp32 on CPU");
-  FT_REQUIRE(cuda || c.model.conv_relu != "fused",
+  FT_REQUIRE(cuda || c.model.conv_relu != ConvReluKernel::fused,
              "model.conv_relu 'fused' is a CUDA kernel; use 'aten' on CPU");
-  FT_REQUIRE(c.model.name != "conv_stack" || !c.model.layers.empty(),
+  FT_REQUIRE(c.model.name != ModelName::conv_stack || !c.model.layers.empty(),
              "model.name 'conv_stack' needs model.layers");
   FT_REQUIRE(c.distributed.first_bucket_mib <= c.distributed.bucket_mib,
              "distributed.first_bucket_mib (", c.distributed.first_bucket_mib,

@@ -13,7 +13,8 @@ struct LoadOptions {
   bool allow_sweep_block = false;  // `fusetrain sweep` reads files that carry a top-level sweep: block
 };
 
-// path: YAML file; overrides: "section.key=value" strings (value parsed as YAML).
+// path: YAML file; overrides: "section.key=value" strings (value parsed as YAML). A bad key or value
+// throws ConfigError (config_error.h), whose fields say where it was written.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {},
                    const LoadOptions& options = {});
 // The same from YAML text; `origin` names the text in messages.

@@ -1,11 +1,12 @@
 // Every configuration key of fusetrain, its type, help text and allowed values, bound to the Config field.
-// Adding a key means adding one line here; loader.cpp never needs to know the key names.
+// Adding a key means adding one line here (a choice's names live in choices.h); loader.cpp knows no key.
 #include "config/options.h"
 
 #include <cmath>
-#include <limits>
+#include <optional>
 #include <sstream>
 
+#include "config/config_error.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -29,8 +30,8 @@ const char* a_type_name() {
 }
 
 template <typename T>
-T convert(const YAML::Node& node, const std::string& where) {
-  FT_REQUIRE(node.IsScalar(), where, ": expected ", a_type_name<T>(), " value, got a ",
+T convert(const YAML::Node& node, const ConfigPlace& where) {
+  config_require(node.IsScalar(), where, "expected ", a_type_name<T>(), " value, got a ",
              node.IsMap() ? "map" : node.IsSequence() ? "list" : "null");
   try {
     if constexpr (std::is_same_v<T, bool>) {
@@ -38,32 +39,32 @@ T convert(const YAML::Node& node, const std::string& where) {
     } else if constexpr (std::is_integral_v<T>) {
       // yaml-cpp accepts "1.5" for int by truncation on some versions; insist on an integer literal.
       const std::string text = node.Scalar();
-      FT_REQUIRE(text.find_first_of(".eE") == std::string::npos || text.rfind("0x", 0) == 0, where,
-                 ": expected an integer, got '", text, "'");
+      config_require(text.find_first_of(".eE") == std::string::npos || text.rfind("0x", 0) == 0, where,
+                     "expected an integer, got '", text, "'");
       return node.as<T>();
     } else {
       return node.as<T>();
     }
   } catch (const YAML::Exception&) {
-    throw Error(cat(where, ": expected ", a_type_name<T>(), " value, got '", node.Scalar(), "'"));
+    throw ConfigError(where, cat("expected ", a_type_name<T>(), " value, got '", node.Scalar(), "'"));
   }
 }
 
-using Check = std::function<void(double, const std::string&)>;
+using Check = std::function<void(double, const ConfigPlace&)>;
 
 Check at_least(double lo) {
-  return [lo](double v, const std::string& where) {
-    FT_REQUIRE(v >= lo, where, ": must be >= ", lo, ", got ", v);
+  return [lo](double v, const ConfigPlace& where) {
+    config_require(v >= lo, where, "must be >= ", lo, ", got ", v);
   };
 }
 Check above(double lo) {
-  return [lo](double v, const std::string& where) {
-    FT_REQUIRE(v > lo, where, ": must be > ", lo, ", got ", v);
+  return [lo](double v, const ConfigPlace& where) {
+    config_require(v > lo, where, "must be > ", lo, ", got ", v);
   };
 }
 Check between(double lo, double hi) {
-  return [lo, hi](double v, const std::string& where) {
-    FT_REQUIRE(v >= lo && v <= hi, where, ": must be between ", lo, " and ", hi, ", got ", v);
+  return [lo, hi](double v, const ConfigPlace& where) {
+    config_require(v >= lo && v <= hi, where, "must be between ", lo, " and ", hi, ", got ", v);
   };
 }
 
@@ -74,10 +75,10 @@ class Builder {
   template <typename T>
   void number(const std::string& key, T* field, const std::string& help, Check check = nullptr) {
     out_.push_back({key, type_name<T>(), help,
-                    [field, check](const YAML::Node& n, const std::string& where) {
+                    [field, check](const YAML::Node& n, const ConfigPlace& where) {
                       const T v = convert<T>(n, where);
                       if constexpr (std::is_floating_point_v<T>)
-                        FT_REQUIRE(std::isfinite(v), where, ": must be a finite number");
+                        config_require(std::isfinite(v), where, "must be a finite number");
                       if (check) check(static_cast<double>(v), where);
                       *field = v;
                     },
@@ -86,31 +87,30 @@ class Builder {
 
   void flag(const std::string& key, bool* field, const std::string& help) {
     out_.push_back({key, "bool", help,
-                    [field](const YAML::Node& n, const std::string& where) { *field = convert<bool>(n, where); },
+                    [field](const YAML::Node& n, const ConfigPlace& where) { *field = convert<bool>(n, where); },
                     [field] { return YAML::Node(*field); }});
   }
 
   void text(const std::string& key, std::string* field, const std::string& help) {
     out_.push_back({key, "string", help,
-                    [field](const YAML::Node& n, const std::string& where) {
+                    [field](const YAML::Node& n, const ConfigPlace& where) {
                       *field = n.IsNull() ? std::string() : convert<std::string>(n, where);
                     },
                     [field] { return YAML::Node(*field); }});
   }
 
-  void choice(const std::string& key, std::string* field, std::vector<std::string> allowed,
-              const std::string& help) {
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
+  // A choice setting: its names, the reference's type column and its messages come from Choices<E>.
+  template <typename E>
+  void choice(const std::string& key, E* field, const std::string& help) {
+    const std::string list = choice_list<E>();
     out_.push_back({key, list, help,
-                    [field, allowed, list](const YAML::Node& n, const std::string& where) {
+                    [field, list](const YAML::Node& n, const ConfigPlace& where) {
                       const auto v = convert<std::string>(n, where);
-                      bool ok = false;
-                      for (const auto& a : allowed) ok = ok || a == v;
-                      FT_REQUIRE(ok, where, ": '", v, "' is not one of ", list);
-                      *field = v;
+                      const std::optional<E> value = parse_choice<E>(v);
+                      config_require(value.has_value(), where, "'", v, "' is not one of ", list);
+                      *field = *value;
                     },
-                    [field] { return YAML::Node(*field); }});
+                    [field] { return YAML::Node(std::string(choice_name(*field))); }});
   }
 
   void add(Option option) { out_.push_back(std::move(option)); }
@@ -119,47 +119,50 @@ class Builder {
   std::vector<Option>& out_;
 };
 
-Option layers_option(std::vector<LayerSpec>* layers) {
-  static const std::vector<std::string> kTypes = {"conv", "bn", "relu", "gelu", "maxpool",
-                                                  "avgpool", "dropout", "flatten", "linear"};
+// One item of model.layers (`at` names it in messages); `last` allows a linear without 'out'.
+LayerSpec read_layer(const YAML::Node& item, const ConfigPlace& at, bool last) {
   static const std::vector<std::string> kKeys = {"type", "out", "kernel", "stride", "padding", "p"};
-  auto read = [layers](const YAML::Node& node, const std::string& where) {
-    FT_REQUIRE(node.IsSequence(), where, ": expected a list of layers like {type: conv, out: 32}");
+  LayerSpec spec;
+  std::string type;
+  if (item.IsScalar()) {
+    type = item.Scalar();
+  } else {
+    config_require(item.IsMap(), at, "expected a layer map like {type: conv, out: 32}");
+    for (const auto& kv : item) {
+      const auto k = kv.first.Scalar();
+      bool known = false;
+      for (const auto& key : kKeys) known = known || key == k;
+      config_require(known, at, "unknown layer key '", k, "' (valid: type, out, kernel, stride, padding, p)");
+    }
+    config_require(item["type"].IsDefined(), at, "a layer needs a 'type'");
+    type = convert<std::string>(item["type"], at.narrowed(" type"));
+    if (item["out"]) spec.out = convert<int>(item["out"], at.narrowed(" out"));
+    if (item["kernel"]) spec.kernel = convert<int>(item["kernel"], at.narrowed(" kernel"));
+    if (item["stride"]) spec.stride = convert<int>(item["stride"], at.narrowed(" stride"));
+    if (item["padding"]) spec.padding = convert<int>(item["padding"], at.narrowed(" padding"));
+    if (item["p"]) spec.p = convert<double>(item["p"], at.narrowed(" p"));
+  }
+  const std::optional<LayerType> parsed = parse_choice<LayerType>(type);
+  config_require(parsed.has_value(), at, "unknown layer type '", type, "' (valid: ", choice_list<LayerType>(", "),
+                 ")");
+  spec.type = *parsed;
+  config_require(spec.out >= 0 && spec.kernel >= 1 && spec.stride >= 1 && spec.padding >= -1, at,
+                 "out, kernel, stride must be positive and padding >= -1");
+  config_require(spec.p >= 0 && spec.p < 1, at, "dropout p must be in [0, 1)");
+  const bool sized = spec.type == LayerType::conv || spec.type == LayerType::linear;
+  config_require(!sized || spec.out > 0 || (spec.type == LayerType::linear && last), at, "a ", spec.type,
+                 " layer needs 'out' > 0");
+  return spec;
+}
+
+Option layers_option(std::vector<LayerSpec>* layers) {
+  auto read = [layers](const YAML::Node& node, const ConfigPlace& where) {
+    config_require(node.IsSequence(), where, "expected a list of layers like {type: conv, out: 32}");
     std::vector<LayerSpec> out;
     for (std::size_t i = 0; i < node.size(); ++i) {
-      // where ends with the quoted key ('model.layers'): name the item inside the quotes.
-      const std::string at = cat(where.substr(0, where.size() - 1), "[", i, "]'");
-      const YAML::Node item = node[i];
-      LayerSpec spec;
-      if (item.IsScalar()) {
-        spec.type = item.Scalar();
-      } else {
-        FT_REQUIRE(item.IsMap(), at, ": expected a layer map like {type: conv, out: 32}");
-        for (const auto& kv : item) {
-          const auto k = kv.first.Scalar();
-          bool known = false;
-          for (const auto& key : kKeys) known = known || key == k;
-          FT_REQUIRE(known, at, ": unknown layer key '", k, "' (valid: type, out, kernel, stride, padding, p)");
-        }
-        FT_REQUIRE(item["type"], at, ": a layer needs a 'type'");
-        spec.type = convert<std::string>(item["type"], at + " type");
-        if (item["out"]) spec.out = convert<int>(item["out"], at + " out");
-        if (item["kernel"]) spec.kernel = convert<int>(item["kernel"], at + " kernel");
-        if (item["stride"]) spec.stride = convert<int>(item["stride"], at + " stride");
-        if (item["padding"]) spec.padding = convert<int>(item["padding"], at + " padding");
-        if (item["p"]) spec.p = convert<double>(item["p"], at + " p");
-      }
-      bool known = false;
-      for (const auto& t : kTypes) known = known || t == spec.type;
-      FT_REQUIRE(known, at, ": unknown layer type '", spec.type,
-                 "' (valid: conv, bn, relu, gelu, maxpool, avgpool, dropout, flatten, linear)");
-      FT_REQUIRE(spec.out >= 0 && spec.kernel >= 1 && spec.stride >= 1 && spec.padding >= -1, at,
-                 ": out, kernel, stride must be positive and padding >= -1");
-      FT_REQUIRE(spec.p >= 0 && spec.p < 1, at, ": dropout p must be in [0, 1)");
-      FT_REQUIRE((spec.type != "conv" && spec.type != "linear") || spec.out > 0 ||
-                     (spec.type == "linear" && i + 1 == node.size()),
-                 at, ": a ", spec.type, " layer needs 'out' > 0");
-      out.push_back(spec);
+      ConfigPlace at = where;
+      at.key += cat("[", i, "]");
+      out.push_back(read_layer(node[i], at, i + 1 == node.size()));
     }
     *layers = std::move(out);
   };
@@ -167,14 +170,14 @@ Option layers_option(std::vector<LayerSpec>* layers) {
     YAML::Node list(YAML::NodeType::Sequence);
     for (const auto& l : *layers) {
       YAML::Node item;
-      item["type"] = l.type;
-      if (l.type == "conv" || l.type == "linear") item["out"] = l.out;
-      if (l.type == "conv" || l.type == "maxpool" || l.type == "avgpool") {
+      item["type"] = std::string(choice_name(l.type));
+      if (l.type == LayerType::conv || l.type == LayerType::linear) item["out"] = l.out;
+      if (l.type == LayerType::conv || l.type == LayerType::maxpool || l.type == LayerType::avgpool) {
         item["kernel"] = l.kernel;
         item["stride"] = l.stride;
         item["padding"] = l.padding;
       }
-      if (l.type == "dropout") item["p"] = l.p;
+      if (l.type == LayerType::dropout) item["p"] = l.p;
       list.push_back(item);
     }
     return list;
@@ -188,11 +191,8 @@ Option layers_option(std::vector<LayerSpec>* layers) {
 std::vector<Option> option_table(Config& c) {
   std::vector<Option> t;
   Builder b(t);
-  const double inf = std::numeric_limits<double>::infinity();
-  (void)inf;
 
-  b.choice("model.name", &c.model.name, {"simple_cnn", "conv_stack", "resnet18", "resnet9", "fast_cifar"},
-           "network architecture");
+  b.choice("model.name", &c.model.name, "network architecture");
   b.number("model.dropout", &c.model.dropout, "classifier dropout probability of simple_cnn", between(0, 0.99));
   b.number("model.width", &c.model.width, "base channel count of resnet9/resnet18/fast_cifar", at_least(1));
   b.number("model.whiten_bias_epochs", &c.model.whiten_bias_epochs,
@@ -201,16 +201,16 @@ std::vector<Option> option_table(Config& c) {
   b.number("model.norm_bias_lr_scale", &c.model.norm_bias_lr_scale,
            "fast_cifar: learning-rate multiplier of the BatchNorm biases (their weight decay is divided by it)",
            above(0));
-  b.choice("model.conv_relu", &c.model.conv_relu, {"aten", "fused"},
+  b.choice("model.conv_relu", &c.model.conv_relu,
            "conv+ReLU implementation: aten (cuDNN/oneDNN) or fused (hand-written CUDA kernel)");
   b.add(layers_option(&c.model.layers));
 
   b.text("data.path", &c.data.path, "folder with train-*.h5 and test-*.h5 shards from fusetrain-prep");
   b.number("data.batch_size", &c.data.batch_size, "images per rank per micro-batch", at_least(1));
   b.number("data.test_batch_size", &c.data.test_batch_size, "images per rank per evaluation batch", at_least(1));
-  b.choice("data.remainder", &c.data.remainder, {"drop", "pad"},
+  b.choice("data.remainder", &c.data.remainder,
            "how ranks get equal steps per epoch: drop the tail or pad with repeated images");
-  b.choice("data.shuffle", &c.data.shuffle, {"local", "global"},
+  b.choice("data.shuffle", &c.data.shuffle,
            "local: each rank shuffles its own slice; global: one permutation of the whole split");
   b.flag("data.normalize", &c.data.normalize, "normalize with the shard's per-channel mean/std");
   b.number("data.limit_train", &c.data.limit_train, "use only the first N training images (0 = all)", at_least(0));
@@ -222,7 +222,7 @@ std::vector<Option> option_table(Config& c) {
          "with flip: each image is flipped at random in the first epoch, then the opposite way each epoch");
   b.number("data.augment.cutout", &c.data.augment.cutout, "side of a random zeroed square (0 = off)", at_least(0));
 
-  b.choice("optimizer.name", &c.optimizer.name, {"sgd", "adam", "adamw", "rmsprop"}, "optimizer");
+  b.choice("optimizer.name", &c.optimizer.name, "optimizer");
   b.number("optimizer.lr", &c.optimizer.lr, "peak learning rate", above(0));
   b.number("optimizer.momentum", &c.optimizer.momentum, "SGD/RMSprop momentum", between(0, 0.9999));
   b.flag("optimizer.nesterov", &c.optimizer.nesterov, "Nesterov momentum (SGD)");
@@ -232,7 +232,7 @@ std::vector<Option> option_table(Config& c) {
   b.number("optimizer.eps", &c.optimizer.eps, "Adam/RMSprop epsilon", above(0));
   b.number("optimizer.alpha", &c.optimizer.alpha, "RMSprop smoothing constant", between(0, 0.999999));
 
-  b.choice("scheduler.name", &c.scheduler.name, {"none", "step", "cosine", "onecycle", "linear"},
+  b.choice("scheduler.name", &c.scheduler.name,
            "learning-rate schedule (onecycle: rise then cosine fall; linear: rise then straight fall)");
   b.number("scheduler.warmup_epochs", &c.scheduler.warmup_epochs, "linear warm-up length in epochs", at_least(0));
   b.number("scheduler.warmup_start", &c.scheduler.warmup_start, "warm-up starts at lr * this", between(0, 1));
@@ -241,7 +241,7 @@ std::vector<Option> option_table(Config& c) {
   b.number("scheduler.min_lr", &c.scheduler.min_lr, "cosine/onecycle/linear floor", at_least(0));
   b.number("scheduler.pct_start", &c.scheduler.pct_start, "onecycle/linear: fraction of steps rising", between(0, 1));
 
-  b.choice("precision.dtype", &c.precision.dtype, {"fp32", "fp16", "bf16", "fp64"},
+  b.choice("precision.dtype", &c.precision.dtype,
            "training precision (fp16 uses dynamic loss scaling; fp16/bf16 need CUDA)");
   b.number("precision.initial_scale", &c.precision.initial_scale, "fp16 initial loss scale", above(0));
   b.number("precision.growth_interval", &c.precision.growth_interval, "fp16: steps between scale growths", at_least(1));
@@ -258,23 +258,23 @@ std::vector<Option> option_table(Config& c) {
   b.number("train.accumulation_steps", &c.train.accumulation_steps,
            "micro-batches per optimizer step (gradient accumulation)", at_least(1));
   b.number("train.seed", &c.train.seed, "random seed (initialisation, shuffling, augmentation)");
-  b.choice("train.device", &c.train.device, {"auto", "cpu", "cuda"}, "compute device");
+  b.choice("train.device", &c.train.device, "compute device");
   b.number("train.threads", &c.train.threads, "CPU threads per rank (0 = cores / local ranks)", at_least(0));
   b.number("train.eval_every", &c.train.eval_every, "epochs between test evaluations", at_least(1));
   b.number("train.checkpoint_every", &c.train.checkpoint_every, "epochs between checkpoints (0 = off)", at_least(0));
   b.number("train.lookahead_every", &c.train.lookahead_every,
            "every N optimizer steps pull the weights towards a slow copy, which is kept at the end (0 = off)",
            at_least(0));
-  b.choice("train.tta", &c.train.tta, {"none", "flip", "flip_translate"},
+  b.choice("train.tta", &c.train.tta,
            "test-time augmentation: average the logits over flips (and 1-pixel translations)");
 
-  b.choice("distributed.backend", &c.distributed.backend, {"mpi", "gloo", "nccl"}, "gradient all-reduce backend");
+  b.choice("distributed.backend", &c.distributed.backend, "gradient all-reduce backend");
   b.number("distributed.stall_timeout_s", &c.distributed.stall_timeout_s,
            "seconds a rank may wait in a collective before the job aborts naming the missing ranks", above(0));
   b.number("distributed.bucket_mib", &c.distributed.bucket_mib, "fusion bucket size in MiB", above(0));
   b.number("distributed.first_bucket_mib", &c.distributed.first_bucket_mib,
            "size of the first (earliest) bucket in MiB", above(0));
-  b.choice("distributed.compression", &c.distributed.compression, {"none", "fp16"}, "gradient wire format");
+  b.choice("distributed.compression", &c.distributed.compression, "gradient wire format");
   b.number("distributed.verify_replicas", &c.distributed.verify_replicas,
            "check parameters are identical across ranks every N steps (0 = off)", at_least(0));
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,

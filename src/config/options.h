@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/config_error.h"
 #include "config/schema.h"
 
 namespace ft {
@@ -16,8 +17,8 @@ struct Option {
   std::string key;    // dotted path, e.g. "optimizer.lr"
   std::string type;   // shown in the reference: int, float, bool, string, list
   std::string help;
-  // Reads node into the bound field; `where` names the origin for messages. Throws ft::Error.
-  std::function<void(const YAML::Node& node, const std::string& where)> read;
+  // Reads node into the bound field; `where` is its place for messages. Throws ConfigError.
+  std::function<void(const YAML::Node& node, const ConfigPlace& where)> read;
   std::function<YAML::Node()> value;  // current value of the bound field
 };
 

@@ -1,28 +1,31 @@
 // The typed configuration of one run: every YAML key lands in exactly one field here, with its default.
-// Sections mirror the YAML file; options.cpp declares keys, help texts and validation for each field.
+// Sections mirror the YAML file; options.cpp declares keys, help texts and validation for each field, and
+// choice settings are enums whose names live in choices.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "config/choices.h"
+
 namespace ft {
 
 // One layer of a `conv_stack` model, as written in YAML: {type: conv, out: 64, kernel: 3}.
 struct LayerSpec {
-  std::string type;  // conv, bn, relu, gelu, maxpool, avgpool, dropout, flatten, linear
+  LayerType type = LayerType::conv;
   int out = 0;       // conv channels / linear features (0 = number of classes for the last linear)
   int kernel = 3, stride = 1, padding = -1;  // padding -1 = "same" for odd kernels
   double p = 0.5;                            // dropout probability
 };
 
 struct ModelConfig {
-  std::string name = "simple_cnn";  // simple_cnn, conv_stack, resnet18, resnet9, fast_cifar
+  ModelName name = ModelName::simple_cnn;
   double dropout = 0.5;             // classifier dropout of simple_cnn
   int width = 64;                   // base channel count of resnet9/resnet18/fast_cifar
   int whiten_bias_epochs = 3;       // fast_cifar: epochs the whitening layer's bias trains (0 = all)
   double norm_bias_lr_scale = 64;   // fast_cifar: learning-rate multiplier of BatchNorm biases
-  std::string conv_relu = "aten";   // aten | fused (hand-written CUDA conv+bias+ReLU)
+  ConvReluKernel conv_relu = ConvReluKernel::aten;
   std::vector<LayerSpec> layers;    // conv_stack only
 };
 
@@ -37,8 +40,8 @@ struct DataConfig {
   std::string path;                 // folder of train-*.h5 / test-*.h5 shards
   int batch_size = 32;              // per rank, per micro-batch
   int test_batch_size = 256;
-  std::string remainder = "drop";   // drop | pad : how ranks equalise their steps per epoch
-  std::string shuffle = "local";    // local (own slice) | global (one permutation of the whole split)
+  Remainder remainder = Remainder::drop;
+  Shuffle shuffle = Shuffle::local;
   bool normalize = true;            // subtract the shard's mean, divide by its std
   std::int64_t limit_train = 0;     // use only the first N training images (0 = all)
   std::int64_t limit_test = 0;
@@ -46,7 +49,7 @@ struct DataConfig {
 };
 
 struct OptimizerConfig {
-  std::string name = "sgd";  // sgd | adam | adamw | rmsprop
+  OptimizerName name = OptimizerName::sgd;
   double lr = 0.01;
   double momentum = 0.0;
   bool nesterov = false;
@@ -57,7 +60,7 @@ struct OptimizerConfig {
 };
 
 struct SchedulerConfig {
-  std::string name = "none";  // none | step | cosine | onecycle | linear
+  SchedulerName name = SchedulerName::none;
   double warmup_epochs = 0;   // linear warm-up from lr*warmup_start over this many epochs
   double warmup_start = 0.1;
   int step_size = 10;         // step: decay every step_size epochs
@@ -67,7 +70,7 @@ struct SchedulerConfig {
 };
 
 struct PrecisionConfig {
-  std::string dtype = "fp32";      // fp32 | fp16 | bf16 | fp64 (fp64 for equivalence tests)
+  Precision dtype = Precision::fp32;  // fp64 for equivalence tests
   double initial_scale = 65536.0;  // fp16 dynamic loss scaling
   int growth_interval = 2000;
   bool channels_last = false;
@@ -83,20 +86,20 @@ struct TrainConfig {
   int epochs = 10;
   int accumulation_steps = 1;  // micro-batches per optimizer step
   std::uint64_t seed = 42;
-  std::string device = "auto";  // auto | cpu | cuda
+  DeviceChoice device = DeviceChoice::automatic;
   int threads = 0;              // CPU compute threads per rank (0 = cores / local ranks)
   int eval_every = 1;           // epochs between test evaluations
   int checkpoint_every = 0;     // epochs between checkpoints (0 = only on signal / at the end)
   int lookahead_every = 0;      // steps between lookahead pulls towards slow weights (0 = off)
-  std::string tta = "none";     // test-time augmentation: none | flip | flip_translate
+  Tta tta = Tta::none;          // test-time augmentation
 };
 
 struct DistributedConfig {
-  std::string backend = "mpi";      // mpi | gloo | nccl
+  BackendName backend = BackendName::mpi;
   double stall_timeout_s = 60;      // a collective waiting longer than this aborts the job
   double bucket_mib = 25;           // fusion bucket size
   double first_bucket_mib = 1;      // smaller first bucket so communication starts early
-  std::string compression = "none"; // none | fp16 (on the wire)
+  Compression compression = Compression::none;  // on the wire
   int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)
   bool allow_device_sharing = false;
   std::string timeline;             // Chrome-trace JSON output path ("" = off)

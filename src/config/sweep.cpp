@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/config_error.h"
 #include "config/loader.h"
 #include "config/options.h"
 #include "runtime/error.h"
@@ -181,8 +182,10 @@ class SweepReader {
       if (option.key == key || option.key.rfind(key + ".", 0) == 0) return;
     try {
       parse({override_of(key, first)});
+    } catch (const ConfigError& e) {
+      throw moved_to(mark, e);
     } catch (const Error& e) {
-      throw Error(cat(where(mark), ": ", without_set_prefix(e.what(), override_of(key, first))));
+      throw Error(cat(where(mark), ": ", e.what()));
     }
     throw Error(cat(where(mark), ": key '", key, "' is not a config key"));
   }
@@ -193,8 +196,10 @@ class SweepReader {
                "': a sweep value must fit on one line without tabs");
     try {
       parse({o});
+    } catch (const ConfigError& e) {
+      throw moved_to(value.Mark(), e);
     } catch (const Error& e) {
-      throw Error(cat(where(value.Mark()), ": ", without_set_prefix(e.what(), o)));
+      throw Error(cat(where(value.Mark()), ": ", e.what()));
     }
   }
 
@@ -204,19 +209,14 @@ class SweepReader {
     return cat(key, "=", out.c_str());
   }
 
-  // parse_config names an override as "--set key=value: ...", or, inside a section-valued override, by a
-  // position in the override's own text; the sweep names the value's position in the file instead.
-  std::string without_set_prefix(const std::string& message, const std::string& override_text) const {
-    const std::string prefix = cat("--set ", override_text, ": ");
-    if (message.rfind(prefix, 0) == 0) return message.substr(prefix.size());
-    if (message.rfind(origin_ + ":", 0) != 0) return message;
-    std::size_t at = origin_.size() + 1;
-    for (int field = 0; field < 2; ++field) {
-      const std::size_t digits = message.find_first_not_of("0123456789", at);
-      if (digits == at || digits == std::string::npos || message[digits] != ':') return message;
-      at = digits + 1;
-    }
-    return message.substr(message.compare(at, 1, " ") == 0 ? at + 1 : at);
+  // parse_config places an error in an override at "--set key=value", or, inside a section-valued override,
+  // at a position in the override's own text; the sweep places it at the value in its file instead.
+  ConfigError moved_to(const YAML::Mark& mark, const ConfigError& e) const {
+    ConfigPlace place = e.place();
+    place.file = origin_;
+    place.line = mark.line + 1;
+    place.column = mark.column + 1;
+    return ConfigError(place, e.message());
   }
 
   static std::string safe_name(const std::string& text) {

@@ -25,8 +25,8 @@ at::Tensor cycle_to(const at::Tensor& perm, std::int64_t length) {
 }  // namespace
 
 Sampler::Sampler(const SamplerSetup& setup) : s_(setup) {
-  const bool pad = s_.remainder == "pad";
-  if (s_.shuffle == "global") {
+  const bool pad = s_.remainder == Remainder::pad;
+  if (s_.shuffle == Shuffle::global) {
     const std::int64_t global_batch = std::int64_t{s_.batch} * s_.world;
     steps_ = pad ? (s_.local_size + global_batch - 1) / global_batch : s_.local_size / global_batch;
     FT_REQUIRE(steps_ > 0, "data.batch_size ", s_.batch, " x ", s_.world, " ranks = ", global_batch,
@@ -44,7 +44,7 @@ Sampler::Sampler(const SamplerSetup& setup) : s_(setup) {
 at::Tensor Sampler::epoch_indices(int epoch) const {
   const std::int64_t per_rank = steps_ * s_.batch;
   const std::uint64_t epoch_seed = mix64(s_.seed ^ mix64(0x5eed0000ull + static_cast<std::uint64_t>(epoch)));
-  if (s_.shuffle == "global") {
+  if (s_.shuffle == Shuffle::global) {
     const std::int64_t global_batch = std::int64_t{s_.batch} * s_.world;
     const auto perm = cycle_to(permutation(s_.local_size, epoch_seed), steps_ * global_batch);
     // Step-major global order: rank r takes the r-th block of each global batch.

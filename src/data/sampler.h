@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <string>
 
+#include "config/choices.h"
+
 namespace ft {
 
 struct SamplerSetup {
-  std::string shuffle = "local";   // local | global
-  std::string remainder = "drop";  // drop | pad
+  Shuffle shuffle = Shuffle::local;
+  Remainder remainder = Remainder::drop;
   std::int64_t local_size = 0;     // images this rank holds (global: the whole split)
   std::int64_t min_local = 0, max_local = 0;  // over all ranks (local mode)
   int rank = 0, world = 1;

@@ -12,12 +12,6 @@
 
 namespace ft {
 
-ConvReluKernel conv_relu_kernel_from(const std::string& name) {
-  if (name == "aten") return ConvReluKernel::aten;
-  if (name == "fused") return ConvReluKernel::fused;
-  throw Error(cat("model.conv_relu: unknown value '", name, "' (valid: aten, fused)"));
-}
-
 ConvReLUImpl::ConvReLUImpl(const ConvReLUOptions& options_) : options(options_) { reset(); }
 
 void ConvReLUImpl::reset() {
@@ -34,7 +28,7 @@ void ConvReLUImpl::reset() {
 void ConvReLUImpl::pretty_print(std::ostream& stream) const {
   stream << "ft::ConvReLU(" << options.in_channels << ", " << options.out_channels << ", kernel_size="
          << options.kernel << ", stride=" << options.stride << ", padding=" << options.padding << ", implementation="
-         << (options.implementation == ConvReluKernel::fused ? "fused" : "aten") << ")";
+         << choice_name(options.implementation) << ")";
 }
 
 at::Tensor ConvReLUImpl::forward(const at::Tensor& x) {

@@ -8,14 +8,11 @@
 #include <cstdint>
 #include <string>
 
+#include "config/choices.h"
+
 namespace ft {
 
-// Which implementation computes relu(conv2d(x, weight, bias)).
-enum class ConvReluKernel { aten, fused };
-
-// Parses model.conv_relu ("aten" | "fused"); throws ft::Error naming the key otherwise.
-ConvReluKernel conv_relu_kernel_from(const std::string& name);
-
+// model.conv_relu (config/choices.h) says which implementation computes relu(conv2d(x, weight, bias)).
 struct ConvReLUOptions {
   std::int64_t in_channels = 0, out_channels = 0;
   std::int64_t kernel = 3, stride = 1, padding = 1;

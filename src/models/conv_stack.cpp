@@ -45,7 +45,7 @@ class StackBuilder {
       index_ = i;
       at_ = cat("model.layers[", i, "]");
       name_ = cat(layers[i].type, i);
-      const bool relu_follows = i + 1 < layers.size() && layers[i + 1].type == "relu";
+      const bool relu_follows = i + 1 < layers.size() && layers[i + 1].type == LayerType::relu;
       if (add(layers[i], i + 1 == layers.size(), relu_follows)) ++i;
     }
     if (!shape_.flat) flatten(cat("flatten", layers.size()));
@@ -56,31 +56,28 @@ class StackBuilder {
 
  private:
   // Appends one layer; returns true when it also consumed the relu that follows it.
+  // A switch without default: a layer type added to LayerType and not built here does not compile.
   bool add(const LayerSpec& l, bool last, bool relu_follows) {
-    if (l.type == "conv") return add_conv(l, relu_follows);
-    if (l.type == "bn") {
-      if (shape_.flat)
-        append(name_, torch::nn::BatchNorm1d(shape_.features()));
-      else
-        append(name_, torch::nn::BatchNorm2d(shape_.channels));
-    } else if (l.type == "relu") {
-      append(name_, torch::nn::ReLU());
-    } else if (l.type == "gelu") {
-      append(name_, torch::nn::GELU());
-    } else if (l.type == "maxpool" || l.type == "avgpool") {
-      add_pool(l);
-    } else if (l.type == "dropout") {
-      FT_REQUIRE(l.p >= 0 && l.p < 1, at_, ": dropout p must be in [0, 1), not ", l.p);
-      append(name_, torch::nn::Dropout(l.p));
-    } else if (l.type == "flatten") {
-      flatten(name_);
-    } else if (l.type == "linear") {
-      add_linear(l, last);
-    } else {
-      throw Error(cat(at_, ": unknown layer type '", l.type,
-                      "' (valid: conv, bn, relu, gelu, maxpool, avgpool, dropout, flatten, linear)"));
+    switch (l.type) {
+      case LayerType::conv: return add_conv(l, relu_follows);
+      case LayerType::bn:
+        if (shape_.flat)
+          append(name_, torch::nn::BatchNorm1d(shape_.features()));
+        else
+          append(name_, torch::nn::BatchNorm2d(shape_.channels));
+        return false;
+      case LayerType::relu: append(name_, torch::nn::ReLU()); return false;
+      case LayerType::gelu: append(name_, torch::nn::GELU()); return false;
+      case LayerType::maxpool:
+      case LayerType::avgpool: add_pool(l); return false;
+      case LayerType::dropout:
+        FT_REQUIRE(l.p >= 0 && l.p < 1, at_, ": dropout p must be in [0, 1), not ", l.p);
+        append(name_, torch::nn::Dropout(l.p));
+        return false;
+      case LayerType::flatten: flatten(name_); return false;
+      case LayerType::linear: add_linear(l, last); return false;
     }
-    return false;
+    throw Error(cat(at_, ": unknown layer type ", static_cast<int>(l.type)));
   }
 
   bool add_conv(const LayerSpec& l, bool relu_follows) {
@@ -91,7 +88,7 @@ class StackBuilder {
     slide(l, padding);
     if (relu_follows) {
       append(name_, ConvReLU(ConvReLUOptions{shape_.channels, l.out, l.kernel, l.stride, padding,
-                                             conv_relu_kernel_from(config_.conv_relu)}));
+                                             config_.conv_relu}));
     } else {
       append(name_, torch::nn::Conv2d(torch::nn::Conv2dOptions(shape_.channels, l.out, l.kernel)
                                           .stride(l.stride)
@@ -108,7 +105,7 @@ class StackBuilder {
     FT_REQUIRE(padding <= l.kernel / 2, at_, ": ", l.type, " padding ", padding, " exceeds half the kernel (",
                l.kernel, ")");
     slide(l, padding);
-    if (l.type == "maxpool")
+    if (l.type == LayerType::maxpool)
       append(name_, torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(l.kernel).stride(l.stride).padding(padding)));
     else
       append(name_, torch::nn::AvgPool2d(torch::nn::AvgPool2dOptions(l.kernel).stride(l.stride).padding(padding)));

@@ -86,7 +86,7 @@ class FastCifar : public Network {
       : channels_(input.channels),
         whiten_bias_epochs_(config.whiten_bias_epochs),
         norm_bias_lr_scale_(config.norm_bias_lr_scale) {
-    FT_REQUIRE(conv_relu_kernel_from(config.conv_relu) == ConvReluKernel::aten,
+    FT_REQUIRE(config.conv_relu == ConvReluKernel::aten,
                "model.conv_relu 'fused' needs a conv followed directly by ReLU; fast_cifar has batch norm and "
                "GELU instead, so use 'aten'");
     FT_REQUIRE(config.width >= 1, "model.width must be at least 1, not ", config.width);

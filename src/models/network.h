@@ -41,7 +41,4 @@ class Network : public torch::nn::Module {
 // Builds model.name for the given input; throws ft::Error naming the key on bad settings.
 std::shared_ptr<Network> make_network(const ModelConfig& config, const InputShape& input);
 
-// Names accepted by make_network.
-std::vector<std::string> network_names();
-
 }  // namespace ft

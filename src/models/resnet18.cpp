@@ -48,7 +48,7 @@ class BasicBlock : public torch::nn::Module {
 class ResNet18 : public Network {
  public:
   ResNet18(const ModelConfig& config, const InputShape& input) {
-    FT_REQUIRE(conv_relu_kernel_from(config.conv_relu) == ConvReluKernel::aten,
+    FT_REQUIRE(config.conv_relu == ConvReluKernel::aten,
                "model.conv_relu 'fused' needs a conv followed directly by ReLU; resnet18 has batch norm in "
                "between, so use 'aten'");
     FT_REQUIRE(config.width >= 1, "model.width must be at least 1, not ", config.width);

@@ -18,7 +18,7 @@ class SimpleCnn : public Network {
     FT_REQUIRE(input.height >= 8 && input.width >= 8, "model.name simple_cnn needs images of at least 8x8, not ",
                input.height, "x", input.width);
     FT_REQUIRE(config.dropout >= 0 && config.dropout < 1, "model.dropout must be in [0, 1), not ", config.dropout);
-    const ConvReluKernel kernel = conv_relu_kernel_from(config.conv_relu);
+    const ConvReluKernel kernel = config.conv_relu;
     const std::int64_t channels[] = {input.channels, 32, 64, 128};
     for (int i = 0; i < 3; ++i)
       convs_[i] = register_module(cat("conv", i + 1),

@@ -22,7 +22,7 @@ bool cuda_available() { return at::hasCUDA() && at::getNumGPUs() > 0; }
 
 at::Device place_rank(const Config& config, const World& world) {
   const bool use_cuda =
-      config.train.device == "cuda" || (config.train.device == "auto" && cuda_available());
+      config.train.device == DeviceChoice::cuda || (config.train.device == DeviceChoice::automatic && cuda_available());
   if (!use_cuda) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = config.train.threads > 0 ? config.train.threads : std::max(1, cores / world.local_size());

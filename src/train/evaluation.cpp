@@ -16,10 +16,10 @@ at::Tensor flip_mean(Network& net, const at::Tensor& x) {
 
 }  // namespace
 
-at::Tensor tta_logits(Network& net, const at::Tensor& x, const std::string& tta) {
-  if (tta == "none") return net.forward(x).to(at::kFloat);
-  if (tta == "flip") return flip_mean(net, x);
-  FT_CHECK(tta == "flip_translate", "unknown test-time augmentation '", tta, "'");
+at::Tensor tta_logits(Network& net, const at::Tensor& x, Tta tta) {
+  if (tta == Tta::none) return net.forward(x).to(at::kFloat);
+  if (tta == Tta::flip) return flip_mean(net, x);
+  FT_CHECK(tta == Tta::flip_translate, "unknown test-time augmentation '", tta, "'");
   const std::int64_t h = x.size(2), w = x.size(3);
   const auto padded = at::reflection_pad2d(x, {1, 1, 1, 1});
   const auto down_right = padded.narrow(2, 0, h).narrow(3, 0, w);

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "config/choices.h"
 #include "data/dataset.h"
 #include "models/network.h"
 
@@ -22,13 +23,13 @@ struct EvalOptions {
   at::ScalarType input_dtype = at::kFloat, amp_dtype = at::kFloat;
   bool channels_last = false;
   double label_smoothing = 0;
-  std::string tta = "none";  // none | flip | flip_translate
+  Tta tta = Tta::none;
 };
 
 // The logits of `x` under test-time augmentation `tta`: none; flip (the mean over x and its mirror
 // image); flip_translate (half that, plus a quarter each of the same mean for x shifted by one pixel
 // down-right and up-left, reflect-padded).
-at::Tensor tta_logits(Network& net, const at::Tensor& x, const std::string& tta);
+at::Tensor tta_logits(Network& net, const at::Tensor& x, Tta tta);
 
 // Global test loss and accuracy (collective: every rank calls it); the network is left in train mode.
 EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams& params, const EvalOptions& options,

@@ -18,21 +18,22 @@ namespace {
 // The options of one parameter group: the configured optimizer with `lr` and `weight_decay`.
 std::unique_ptr<torch::optim::OptimizerOptions> group_options(const OptimizerConfig& c, double lr,
                                                               double weight_decay) {
-  if (c.name == "sgd") {
-    FT_REQUIRE(!c.nesterov || c.momentum > 0, "optimizer.nesterov needs optimizer.momentum > 0");
-    return std::make_unique<torch::optim::SGDOptions>(
-        torch::optim::SGDOptions(lr).momentum(c.momentum).nesterov(c.nesterov).weight_decay(weight_decay));
+  switch (c.name) {
+    case OptimizerName::sgd:
+      FT_REQUIRE(!c.nesterov || c.momentum > 0, "optimizer.nesterov needs optimizer.momentum > 0");
+      return std::make_unique<torch::optim::SGDOptions>(
+          torch::optim::SGDOptions(lr).momentum(c.momentum).nesterov(c.nesterov).weight_decay(weight_decay));
+    case OptimizerName::adam:
+      return std::make_unique<torch::optim::AdamOptions>(
+          torch::optim::AdamOptions(lr).betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(weight_decay));
+    case OptimizerName::adamw:
+      return std::make_unique<torch::optim::AdamWOptions>(
+          torch::optim::AdamWOptions(lr).betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(weight_decay));
+    case OptimizerName::rmsprop:
+      return std::make_unique<torch::optim::RMSpropOptions>(torch::optim::RMSpropOptions(lr).alpha(c.alpha).eps(
+          c.eps).momentum(c.momentum).weight_decay(weight_decay));
   }
-  if (c.name == "adam")
-    return std::make_unique<torch::optim::AdamOptions>(
-        torch::optim::AdamOptions(lr).betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(weight_decay));
-  if (c.name == "adamw")
-    return std::make_unique<torch::optim::AdamWOptions>(
-        torch::optim::AdamWOptions(lr).betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(weight_decay));
-  if (c.name == "rmsprop")
-    return std::make_unique<torch::optim::RMSpropOptions>(
-        torch::optim::RMSpropOptions(lr).alpha(c.alpha).eps(c.eps).momentum(c.momentum).weight_decay(weight_decay));
-  throw Error(cat("optimizer.name: unknown optimizer '", c.name, "'"));
+  throw Error(cat("optimizer.name: unknown optimizer '", static_cast<int>(c.name), "'"));
 }
 
 template <typename Optimizer, typename Options>
@@ -76,10 +77,13 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerConfig& c
                                                           c.weight_decay / g.rule.lr_scale));
   const auto defaults = group_options(c, c.lr, c.weight_decay);
   using namespace torch::optim;
-  if (c.name == "sgd") return build<SGD, SGDOptions>(std::move(torch_groups), *defaults);
-  if (c.name == "adam") return build<Adam, AdamOptions>(std::move(torch_groups), *defaults);
-  if (c.name == "adamw") return build<AdamW, AdamWOptions>(std::move(torch_groups), *defaults);
-  return build<RMSprop, RMSpropOptions>(std::move(torch_groups), *defaults);
+  switch (c.name) {
+    case OptimizerName::sgd: return build<SGD, SGDOptions>(std::move(torch_groups), *defaults);
+    case OptimizerName::adam: return build<Adam, AdamOptions>(std::move(torch_groups), *defaults);
+    case OptimizerName::adamw: return build<AdamW, AdamWOptions>(std::move(torch_groups), *defaults);
+    case OptimizerName::rmsprop: return build<RMSprop, RMSpropOptions>(std::move(torch_groups), *defaults);
+  }
+  throw Error(cat("optimizer.name: unknown optimizer '", static_cast<int>(c.name), "'"));
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerConfig& c,

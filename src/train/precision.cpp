@@ -8,10 +8,13 @@
 
 namespace ft {
 
-at::ScalarType training_dtype(const std::string& precision) {
-  if (precision == "fp16") return at::kHalf;
-  if (precision == "bf16") return at::kBFloat16;
-  if (precision == "fp64") return at::kDouble;
+at::ScalarType training_dtype(Precision precision) {
+  switch (precision) {
+    case Precision::fp16: return at::kHalf;
+    case Precision::bf16: return at::kBFloat16;
+    case Precision::fp64: return at::kDouble;
+    case Precision::fp32: return at::kFloat;
+  }
   return at::kFloat;
 }
 

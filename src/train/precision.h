@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "config/choices.h"
+
 namespace ft {
 
 // Enables autocast to `dtype` on `device` for its lifetime (no-op for fp32/fp64).
@@ -43,6 +45,6 @@ class LossScaler {
   at::Tensor scale_, growth_tracker_, found_inf_;
 };
 
-at::ScalarType training_dtype(const std::string& precision);  // fp16 -> kHalf, bf16 -> kBFloat16, ...
+at::ScalarType training_dtype(Precision precision);  // fp16 -> kHalf, bf16 -> kBFloat16, ...
 
 }  // namespace ft

@@ -15,20 +15,20 @@ LearningRateSchedule::LearningRateSchedule(const SchedulerConfig& config, double
 
 double LearningRateSchedule::at(std::int64_t step) const {
   constexpr double kPi = 3.14159265358979323846;
-  if (c_.name == "onecycle" || c_.name == "linear") {
+  if (c_.name == SchedulerName::onecycle || c_.name == SchedulerName::linear) {
     const auto rise = std::max<std::int64_t>(1, static_cast<std::int64_t>(c_.pct_start * total_));
     const double start = base_ * c_.warmup_start;
     if (step < rise) return start + (base_ - start) * static_cast<double>(step) / rise;
     const double t = std::min(1.0, static_cast<double>(step - rise) / std::max<std::int64_t>(1, total_ - rise - 1));
-    if (c_.name == "linear") return base_ + (c_.min_lr - base_) * t;
+    if (c_.name == SchedulerName::linear) return base_ + (c_.min_lr - base_) * t;
     return c_.min_lr + (base_ - c_.min_lr) * 0.5 * (1 + std::cos(kPi * t));
   }
   if (step < warmup_) {
     const double start = base_ * c_.warmup_start;
     return start + (base_ - start) * static_cast<double>(step) / warmup_;
   }
-  if (c_.name == "step") return base_ * std::pow(c_.gamma, static_cast<double>(step / per_epoch_ / c_.step_size));
-  if (c_.name == "cosine") {
+  if (c_.name == SchedulerName::step) return base_ * std::pow(c_.gamma, static_cast<double>(step / per_epoch_ / c_.step_size));
+  if (c_.name == SchedulerName::cosine) {
     const double t = std::min(1.0, static_cast<double>(step - warmup_) / std::max<std::int64_t>(1, total_ - warmup_ - 1));
     return c_.min_lr + (base_ - c_.min_lr) * 0.5 * (1 + std::cos(kPi * t));
   }

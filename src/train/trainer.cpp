@@ -136,8 +136,9 @@ void Trainer::load_slices() {
   const std::int64_t test_total = limited(test_reader.total(), c.data.limit_test);
   FT_REQUIRE(world_.size() <= test_total, world_.size(), " ranks but the test split has only ", test_total,
              " images: use fewer ranks");
-  const auto train_range = c.data.shuffle == "global" ? std::pair<std::int64_t, std::int64_t>{0, train_total}
-                                                      : slice_of(train_total, world_.rank(), world_.size());
+  const bool global = c.data.shuffle == Shuffle::global;
+  const auto train_range = global ? std::pair<std::int64_t, std::int64_t>{0, train_total}
+                                  : slice_of(train_total, world_.rank(), world_.size());
   const auto test_range = slice_of(test_total, world_.rank(), world_.size());
   const HostSplit host_train = train_reader.read(train_range.first, train_range.second);
   const HostSplit host_test = test_reader.read(test_range.first, test_range.second);
@@ -197,7 +198,7 @@ void Trainer::make_engine() {
   GradientEngineOptions options;
   options.bucket_mib = config_.distributed.bucket_mib;
   options.first_bucket_mib = config_.distributed.first_bucket_mib;
-  options.fp16_wire = config_.distributed.compression == "fp16";
+  options.fp16_wire = config_.distributed.compression == Compression::fp16;
   options.stall_timeout_s = config_.distributed.stall_timeout_s;
   options.timeline = timeline_;
   // Averaging is folded into the loss (1/world in forward_backward), so packing is a plain copy and no

@@ -69,7 +69,7 @@ struct Model {
 
 Model make_model() {
   ft::ModelConfig model;
-  model.name = "resnet9";
+  model.name = ft::ModelName::resnet9;
   model.width = 32;
   ft::OptimizerConfig sgd;
   sgd.momentum = 0.9;

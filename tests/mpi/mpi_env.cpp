@@ -23,7 +23,7 @@ Backend& shared_backend(const std::string& name) {
   auto& slot = g_backends[name];
   if (!slot) {
     BackendOptions options;
-    options.name = name;
+    options.name = choice_from<BackendName>("backend", name);
     options.stall_timeout_s = 20;
     slot = make_backend(world(), options);
   }

@@ -29,7 +29,7 @@ void check_rank_1_skips(const std::string& name) {
   ASSERT_GE(world.size(), 2);
   std::vector<float> data(1000, 1.0f);  // declared first: it must outlive the backend (see MpiBackend)
   BackendOptions options;
-  options.name = name;
+  options.name = choice_from<BackendName>("backend", name);
   options.stall_timeout_s = kTimeout;
   auto backend = make_backend(world, options);
   backend->allreduce(data.data(), data.size(), DType::kFloat32);

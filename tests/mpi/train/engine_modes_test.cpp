@@ -38,7 +38,7 @@ at::Tensor images_of(int rank) {
 void expect_mean_gradients(const std::string& backend_name, bool in_place) {
   const auto& world = world();
   BackendOptions options;
-  options.name = backend_name;
+  options.name = choice_from<BackendName>("backend", backend_name);
   options.stall_timeout_s = 20;
   auto backend = make_backend(world, options);
   at::manual_seed(7);

@@ -21,7 +21,7 @@ void expect_equivalent(const std::string& backend_name) {
   const auto path = synthetic_shards("equivalence", 240, 2);
   const Config c = small_config(path, backend_name);
   BackendOptions options;
-  options.name = backend_name;
+  options.name = choice_from<BackendName>("backend", backend_name);
   options.stall_timeout_s = 20;
   auto backend = make_backend(world, options);
   Trainer parallel(c, world, *backend, at::Device(at::kCPU));
@@ -34,7 +34,7 @@ void expect_equivalent(const std::string& backend_name) {
     Config single = c;
     single.data.batch_size = c.data.batch_size * world.size();
     BackendOptions self_options = options;
-    self_options.name = "mpi";
+    self_options.name = BackendName::mpi;
     auto self_backend = make_backend(alone, self_options);
     Trainer reference(single, alone, *self_backend, at::Device(at::kCPU));
     const auto ref_outcome = reference.run();

@@ -51,18 +51,18 @@ TEST(UnevenShards, EveryRankRunsTheSameStepsAndFinishes) {
   const auto& world = world();
   // 101 images in 3 shards: slices differ by one image and cross shard boundaries.
   const auto path = synthetic_shards("uneven", 101, 3);
-  for (const char* remainder : {"drop", "pad"}) {
+  for (const Remainder remainder : {Remainder::drop, Remainder::pad}) {
     Config c = small_config(path, "mpi");
-    c.data.shuffle = "local";
+    c.data.shuffle = Shuffle::local;
     c.data.remainder = remainder;
     c.data.batch_size = 16;
-    c.precision.dtype = "fp32";
+    c.precision.dtype = Precision::fp32;
     c.train.epochs = 1;
     auto backend = make_backend(world, BackendOptions{});
     const auto outcome = Trainer(c, world, *backend, at::Device(at::kCPU)).run();
     const std::int64_t per_rank_min = 101 / world.size();
     const std::int64_t per_rank_max = (101 + world.size() - 1) / world.size();
-    const std::int64_t expected = std::string(remainder) == "drop" ? per_rank_min / 16 : (per_rank_max + 15) / 16;
+    const std::int64_t expected = remainder == Remainder::drop ? per_rank_min / 16 : (per_rank_max + 15) / 16;
     EXPECT_EQ(outcome.summary.optimizer_steps, expected) << remainder;
   }
 }

@@ -63,31 +63,31 @@ std::string synthetic_shards(const std::string& name, std::int64_t train, int sh
 
 Config small_config(const std::string& data_path, const std::string& backend) {
   Config c;
-  c.model.name = "conv_stack";
+  c.model.name = ModelName::conv_stack;
   LayerSpec conv;
-  conv.type = "conv";
+  conv.type = LayerType::conv;
   conv.out = 6;
   LayerSpec relu;
-  relu.type = "relu";
+  relu.type = LayerType::relu;
   LayerSpec pool;
-  pool.type = "maxpool";
+  pool.type = LayerType::maxpool;
   pool.kernel = 2;
   pool.stride = 2;
   LayerSpec flatten;
-  flatten.type = "flatten";
+  flatten.type = LayerType::flatten;
   LayerSpec linear;
-  linear.type = "linear";
+  linear.type = LayerType::linear;
   c.model.layers = {conv, relu, pool, flatten, linear};
   c.data.path = data_path;
   c.data.batch_size = 8;
-  c.data.shuffle = "global";
+  c.data.shuffle = Shuffle::global;
   c.optimizer.lr = 0.05;
   c.optimizer.momentum = 0.9;
-  c.precision.dtype = "fp64";
+  c.precision.dtype = Precision::fp64;
   c.train.epochs = 2;
   c.train.seed = 3;
-  c.train.device = "cpu";
-  c.distributed.backend = backend;
+  c.train.device = DeviceChoice::cpu;
+  c.distributed.backend = choice_from<BackendName>("backend", backend);
   c.distributed.stall_timeout_s = 20;
   c.distributed.first_bucket_mib = 0.0005;  // several buckets even for this small model
   c.distributed.bucket_mib = 0.002;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "config/config_error.h"
 #include "config/loader.h"
 #include "runtime/error.h"
 
@@ -27,14 +28,14 @@ TEST(ConfigLoader, MinimalConfigFromTheReadmeParses) {
       "train: {epochs: 2}\n"
       "output: {dir: runs/}\n",
       "minimal.yaml");
-  EXPECT_EQ(c.model.name, "simple_cnn");
+  EXPECT_EQ(c.model.name, ModelName::simple_cnn);
   EXPECT_EQ(c.data.path, "/data/cifar10_h5");
   EXPECT_EQ(c.data.batch_size, 32);
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.01);
   EXPECT_DOUBLE_EQ(c.optimizer.momentum, 0.9);
   EXPECT_EQ(c.train.epochs, 2);
   EXPECT_EQ(c.output.dir, "runs/");
-  EXPECT_EQ(c.distributed.backend, "mpi");  // default
+  EXPECT_EQ(c.distributed.backend, BackendName::mpi);  // default
   EXPECT_DOUBLE_EQ(c.distributed.stall_timeout_s, 60);
 }
 
@@ -63,6 +64,57 @@ TEST(ConfigLoader, OutOfRangeAndBadChoiceNameTheKey) {
   msg = error_of("distributed: {backend: carrier-pigeon}\n");
   EXPECT_NE(msg.find("not one of mpi|gloo|nccl"), std::string::npos) << msg;
   EXPECT_NE(error_of("data: {batch_size: 0}\n").find("must be >= 1"), std::string::npos);
+}
+
+TEST(ConfigLoader, ChoicesParseIntoTheirEnumsAndListTheValidNames) {
+  const auto c = parse_config(
+      "model: {name: fast_cifar, conv_relu: fused}\ndata: {remainder: pad, shuffle: global}\n"
+      "optimizer: {name: rmsprop}\nscheduler: {name: onecycle}\nprecision: {dtype: bf16}\n"
+      "train: {device: auto, tta: flip_translate}\ndistributed: {backend: gloo, compression: fp16}\n",
+      "run.yaml");
+  EXPECT_EQ(c.model.name, ModelName::fast_cifar);
+  EXPECT_EQ(c.model.conv_relu, ConvReluKernel::fused);
+  EXPECT_EQ(c.data.remainder, Remainder::pad);
+  EXPECT_EQ(c.data.shuffle, Shuffle::global);
+  EXPECT_EQ(c.optimizer.name, OptimizerName::rmsprop);
+  EXPECT_EQ(c.scheduler.name, SchedulerName::onecycle);
+  EXPECT_EQ(c.precision.dtype, Precision::bf16);
+  EXPECT_EQ(c.train.device, DeviceChoice::automatic);
+  EXPECT_EQ(c.train.tta, Tta::flip_translate);
+  EXPECT_EQ(c.distributed.backend, BackendName::gloo);
+  EXPECT_EQ(c.distributed.compression, Compression::fp16);
+  const auto msg = error_of("model: {name: vgg16}\n");
+  EXPECT_NE(msg.find("run.yaml:1:9: key 'model.name': 'vgg16' is not one of "
+                     "simple_cnn|conv_stack|resnet18|resnet9|fast_cifar"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(error_of("model: {conv_relu: cudnn}\n").find("'cudnn' is not one of aten|fused"), std::string::npos);
+  EXPECT_NE(config_reference().find("train.device (auto|cpu|cuda, default auto)"), std::string::npos);
+}
+
+// Callers (the sweep) read an error's place from its fields, so rewording a message cannot break them.
+TEST(ConfigLoader, ErrorsCarryTheirPlaceAsFields) {
+  try {
+    parse_config("data:\n  batch_size: 0\n", "run.yaml");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), "run.yaml");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.column(), 3);
+    EXPECT_EQ(e.key(), "data.batch_size");
+    EXPECT_EQ(e.message(), "must be >= 1, got 0");
+    EXPECT_EQ(std::string(e.what()), "run.yaml:2:3: key 'data.batch_size': must be >= 1, got 0");
+  }
+  try {
+    parse_config("", "run.yaml", {"model.layers=[{type: conv, out: x}]"});
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), "--set model.layers=[{type: conv, out: x}]");
+    EXPECT_EQ(e.line(), 0);
+    EXPECT_EQ(e.key(), "model.layers[0]");
+    EXPECT_EQ(std::string(e.what()),
+              "--set model.layers=[{type: conv, out: x}]: key 'model.layers[0]' out: expected an int value, got 'x'");
+  }
 }
 
 TEST(ConfigLoader, MalformedYamlGivesLineAndColumn) {
@@ -111,7 +163,7 @@ TEST(ConfigValidation, ContradictionsAreErrors) {
   Config c;
   c.data.path = "x";
   EXPECT_NO_THROW(validate_for_device(c, false));
-  c.distributed.backend = "nccl";
+  c.distributed.backend = BackendName::nccl;
   EXPECT_THROW(validate_for_device(c, false), Error);
   c.distributed.allow_device_sharing = true;
   try {
@@ -122,7 +174,7 @@ TEST(ConfigValidation, ContradictionsAreErrors) {
   }
   Config half;
   half.data.path = "x";
-  half.precision.dtype = "fp16";
+  half.precision.dtype = Precision::fp16;
   EXPECT_THROW(validate_for_device(half, false), Error);
   EXPECT_NO_THROW(validate_for_device(half, true));
   Config no_path;

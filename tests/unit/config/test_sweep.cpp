@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/config_error.h"
 #include "config/loader.h"
 #include "config/sweep.h"
 #include "runtime/error.h"
@@ -63,7 +64,7 @@ TEST(Sweep, ZipVariesItsKeysTogetherAndCrossesWithTheGrid) {
   EXPECT_EQ(s.points[1].overrides, (std::vector<std::string>{"optimizer.name=adam", "optimizer.lr=0.001"}));
   EXPECT_EQ(s.points[2].ranks, 2);
   const Config c = parse_config(s.base_yaml, "base", s.points[1].overrides);
-  EXPECT_EQ(c.optimizer.name, "adam");
+  EXPECT_EQ(c.optimizer.name, OptimizerName::adam);
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.001);
 }
 
@@ -122,14 +123,14 @@ TEST(Sweep, BaseYamlDropsTheSweepBlockAndKeepsComments) {
                            "data: {path: d}\n";
   const auto s = parse_sweep(yaml, "sweep.yaml");
   EXPECT_EQ(s.base_yaml, "# header comment\nmodel: {name: resnet9}  # trailing comment\ndata: {path: d}\n");
-  EXPECT_EQ(parse_config(s.base_yaml, "base").model.name, "resnet9");
+  EXPECT_EQ(parse_config(s.base_yaml, "base").model.name, ModelName::resnet9);
 }
 
 TEST(Sweep, FlowStyleDocumentsAreReEmittedWithoutTheSweepKey) {
   const auto s = parse_sweep("{model: {name: resnet9}, sweep: {grid: {train.epochs: [1, 2]}}, data: {path: d}}",
                              "sweep.yaml");
   EXPECT_EQ(s.base_yaml.find("sweep"), std::string::npos);
-  EXPECT_EQ(parse_config(s.base_yaml, "base").model.name, "resnet9");
+  EXPECT_EQ(parse_config(s.base_yaml, "base").model.name, ModelName::resnet9);
   EXPECT_EQ(s.points.size(), 2u);
 }
 
@@ -152,6 +153,21 @@ TEST(SweepErrors, BadValueNamesItsPositionAndTheRule) {
   EXPECT_NE(e.find("data.batch_size"), std::string::npos) << e;
   EXPECT_NE(e.find("must be >= 1"), std::string::npos) << e;
   EXPECT_EQ(e.find("--set"), std::string::npos) << e;
+}
+
+// The sweep moves a value's error to the value's place in its file through ConfigError's fields.
+TEST(SweepErrors, ValueErrorsKeepTheirKeyAndMessageAtTheValuesPlace) {
+  try {
+    parse_sweep(kBase + "sweep:\n  grid:\n    model.layers: [[{type: conv, out: x}]]\n", "sweep.yaml");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), "sweep.yaml");
+    EXPECT_EQ(e.line(), 6);
+    EXPECT_EQ(e.column(), 20);
+    EXPECT_EQ(e.key(), "model.layers[0]");
+    EXPECT_EQ(e.message(), "expected an int value, got 'x'");
+    EXPECT_EQ(std::string(e.what()), "sweep.yaml:6:20: key 'model.layers[0]' out: expected an int value, got 'x'");
+  }
 }
 
 TEST(SweepErrors, BadChoiceNamesTheAllowedValues) {

@@ -25,7 +25,7 @@ SamplerSetup local(std::int64_t n, std::int64_t lo, std::int64_t hi, int rank, i
 
 TEST(Sampler, UnevenSlicesGiveEqualStepsOnEveryRank) {
   // 103 images over 3 ranks: slices 35, 34, 34.
-  for (const char* remainder : {"drop", "pad"}) {
+  for (const Remainder remainder : {Remainder::drop, Remainder::pad}) {
     std::set<std::int64_t> steps;
     for (int r = 0; r < 3; ++r) {
       const auto [b, e] = slice_of(103, r, 3);
@@ -38,7 +38,7 @@ TEST(Sampler, UnevenSlicesGiveEqualStepsOnEveryRank) {
       EXPECT_LT(idx.max().item<std::int64_t>(), e - b);
     }
     EXPECT_EQ(steps.size(), 1u) << remainder;
-    EXPECT_EQ(*steps.begin(), std::string(remainder) == "drop" ? 4 : 5);
+    EXPECT_EQ(*steps.begin(), remainder == Remainder::drop ? 4 : 5);
   }
 }
 
@@ -53,7 +53,7 @@ TEST(Sampler, ShuffleIsSeededByEpochAndRank) {
 
 TEST(Sampler, GlobalModeSplitsTheSingleRankBatches) {
   SamplerSetup one;
-  one.shuffle = "global";
+  one.shuffle = Shuffle::global;
   one.local_size = 50;
   one.batch = 12;
   one.seed = 3;

@@ -13,8 +13,8 @@
 
 namespace ft::test {
 
-inline std::shared_ptr<Network> build(const std::string& name, const InputShape& input, int width = 64,
-                                      const std::string& conv_relu = "aten") {
+inline std::shared_ptr<Network> build(ModelName name, const InputShape& input, int width = 64,
+                                      ConvReluKernel conv_relu = ConvReluKernel::aten) {
   ModelConfig config;
   config.name = name;
   config.width = width;

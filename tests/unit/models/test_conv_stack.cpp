@@ -15,7 +15,7 @@ namespace {
 
 std::shared_ptr<Network> stack(const std::vector<LayerSpec>& layers, const InputShape& input = {}) {
   ModelConfig config;
-  config.name = "conv_stack";
+  config.name = ModelName::conv_stack;
   config.layers = layers;
   return make_network(config, input);
 }
@@ -68,7 +68,7 @@ model:
 }
 
 TEST(ConvStackModel, ConvFollowedByReluIsOneConvReluBlock) {
-  auto net = stack({{"conv", 8}, {"relu"}, {"conv", 8}, {"gelu"}, {"linear", 0}});
+  auto net = stack({{LayerType::conv, 8}, {LayerType::relu}, {LayerType::conv, 8}, {LayerType::gelu}, {LayerType::linear, 0}});
   const auto children = net->named_children()["layers"]->named_children();
   ASSERT_TRUE(children.find("conv0") != nullptr);
   EXPECT_NE(std::dynamic_pointer_cast<ConvReLUImpl>(children["conv0"]), nullptr);
@@ -80,41 +80,41 @@ TEST(ConvStackModel, ConvFollowedByReluIsOneConvReluBlock) {
 
 TEST(ConvStackModel, ExplicitPaddingAndNoLinearEnding) {
   // An all-convolutional net: 1x1 conv to classes, global average pool, flatten.
-  auto net = stack({{"conv", 8, 3, 1, 0}, {"relu"}, {"conv", 10, 1}, {"avgpool", 0, 30, 1}, {"flatten"}});
+  auto net = stack({{LayerType::conv, 8, 3, 1, 0}, {LayerType::relu}, {LayerType::conv, 10, 1}, {LayerType::avgpool, 0, 30, 1}, {LayerType::flatten}});
   EXPECT_EQ(net->forward(at::randn({2, 3, 32, 32})).sizes(), (std::vector<int64_t>{2, 10}));
 }
 
 TEST(ConvStackModel, PoolingBelowOnePixelNamesTheLayer) {
   // 28 -> 14 -> 7 -> 3 -> 1 -> nothing: the fifth pooling (layers[5]) cannot fit.
-  std::vector<LayerSpec> layers = {{"conv", 8}};
-  for (int i = 0; i < 5; ++i) layers.push_back({"maxpool", 0, 2, 2});
-  layers.push_back({"linear", 0});
+  std::vector<LayerSpec> layers = {{LayerType::conv, 8}};
+  for (int i = 0; i < 5; ++i) layers.push_back({LayerType::maxpool, 0, 2, 2});
+  layers.push_back({LayerType::linear, 0});
   expect_error(layers, {"model.layers[5]", "maxpool", "1x1"}, {1, 28, 28, 10});
 }
 
 TEST(ConvStackModel, KernelLargerThanInputNamesTheLayer) {
-  expect_error({{"conv", 8, 9, 1, 0}, {"linear", 0}}, {"model.layers[0]", "conv", "8x8"}, {1, 8, 8, 10});
+  expect_error({{LayerType::conv, 8, 9, 1, 0}, {LayerType::linear, 0}}, {"model.layers[0]", "conv", "8x8"}, {1, 8, 8, 10});
 }
 
 TEST(ConvStackModel, ConvAfterLinearNamesTheLayer) {
-  expect_error({{"linear", 32}, {"conv", 8}, {"linear", 0}}, {"model.layers[1]", "flatten or linear"});
+  expect_error({{LayerType::linear, 32}, {LayerType::conv, 8}, {LayerType::linear, 0}}, {"model.layers[1]", "flatten or linear"});
 }
 
 TEST(ConvStackModel, OutZeroIsOnlyAllowedOnTheLastLinear) {
-  expect_error({{"linear", 0}, {"relu"}, {"linear", 10}}, {"model.layers[0]", "out > 0"});
+  expect_error({{LayerType::linear, 0}, {LayerType::relu}, {LayerType::linear, 10}}, {"model.layers[0]", "out > 0"});
 }
 
 TEST(ConvStackModel, WrongFinalWidthNamesTheClassCount) {
-  expect_error({{"conv", 8}, {"linear", 7}}, {"model.layers", "7 features", "10 classes"});
+  expect_error({{LayerType::conv, 8}, {LayerType::linear, 7}}, {"model.layers", "7 features", "10 classes"});
 }
 
-TEST(ConvStackModel, UnknownTypeAndEmptyStackAreErrors) {
-  expect_error({{"conv", 8}, {"softmax"}, {"linear", 0}}, {"model.layers[1]", "softmax"});
+// Unknown layer types never reach the model: the config loader rejects them (test_config_loader.cpp).
+TEST(ConvStackModel, EmptyStackIsAnError) {
   expect_error({}, {"model.layers"});
 }
 
 TEST(ConvStackModel, PoolPaddingBeyondHalfTheKernelIsAnError) {
-  expect_error({{"maxpool", 0, 2, 2, 2}, {"linear", 0}}, {"model.layers[0]", "padding"});
+  expect_error({{LayerType::maxpool, 0, 2, 2, 2}, {LayerType::linear, 0}}, {"model.layers[0]", "padding"});
 }
 
 }  // namespace

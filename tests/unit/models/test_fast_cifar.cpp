@@ -45,7 +45,7 @@ at::Tensor correlated_images(std::int64_t n, std::int64_t c, std::int64_t h, std
 
 TEST(FastCifarModel, MapsCifarAndFashionMnistToLogits) {
   for (const InputShape& input : {InputShape{3, 32, 32, 10}, InputShape{1, 28, 28, 10}}) {
-    auto net = test::build("fast_cifar", input);
+    auto net = test::build(ModelName::fast_cifar, input);
     net->train();
     const at::Tensor y = net->forward(at::randn({2, input.channels, input.height, input.width}));
     EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 10}));
@@ -54,21 +54,21 @@ TEST(FastCifarModel, MapsCifarAndFashionMnistToLogits) {
 }
 
 TEST(FastCifarModel, SmallestInputIs16x16) {
-  auto net = test::build("fast_cifar", {3, 16, 16, 10}, 8);
+  auto net = test::build(ModelName::fast_cifar, {3, 16, 16, 10}, 8);
   net->eval();
   EXPECT_EQ(net->forward(at::randn({1, 3, 16, 16})).sizes(), (std::vector<int64_t>{1, 10}));
-  EXPECT_THROW(test::build("fast_cifar", {3, 15, 16, 10}, 8), Error);
+  EXPECT_THROW(test::build(ModelName::fast_cifar, {3, 15, 16, 10}, 8), Error);
 }
 
 TEST(FastCifarModel, ParameterCountAtWidth64) {
   EXPECT_EQ(fast_cifar_parameters(3, 64, 10), 1972792);
-  EXPECT_EQ(test::parameter_count(*test::build("fast_cifar", {3, 32, 32, 10})), 1972792);
-  EXPECT_EQ(test::parameter_count(*test::build("fast_cifar", {1, 28, 28, 100}, 16)),
+  EXPECT_EQ(test::parameter_count(*test::build(ModelName::fast_cifar, {3, 32, 32, 10})), 1972792);
+  EXPECT_EQ(test::parameter_count(*test::build(ModelName::fast_cifar, {1, 28, 28, 100}, 16)),
             fast_cifar_parameters(1, 16, 100));
 }
 
 TEST(FastCifarModel, NamesFollowAirbench) {
-  auto net = test::build("fast_cifar", {}, 8);
+  auto net = test::build(ModelName::fast_cifar, {}, 8);
   const std::vector<std::string> expected = {
       "whiten.weight",       "whiten.bias",         "group1.conv1.weight", "group1.norm1.weight",
       "group1.norm1.bias",   "group1.conv2.weight", "group1.norm2.weight", "group1.norm2.bias",
@@ -80,7 +80,7 @@ TEST(FastCifarModel, NamesFollowAirbench) {
 }
 
 TEST(FastCifarModel, WhitenWeightAndNormWeightsAreFrozen) {
-  auto net = test::build("fast_cifar", {}, 8);
+  auto net = test::build(ModelName::fast_cifar, {}, 8);
   int frozen = 0;
   for (const auto& item : net->named_parameters()) {
     EXPECT_EQ(item.value().requires_grad(), !is_frozen_name(item.key())) << item.key();
@@ -94,7 +94,7 @@ TEST(FastCifarModel, WhitenWeightAndNormWeightsAreFrozen) {
 }
 
 TEST(FastCifarModel, BatchNormUsesAirbenchMomentumAndEps) {
-  auto net = test::build("fast_cifar", {}, 8);
+  auto net = test::build(ModelName::fast_cifar, {}, 8);
   int norms = 0;
   for (const auto& item : net->named_modules()) {
     const auto bn = std::dynamic_pointer_cast<torch::nn::BatchNorm2dImpl>(item.value());
@@ -109,7 +109,7 @@ TEST(FastCifarModel, BatchNormUsesAirbenchMomentumAndEps) {
 
 TEST(FastCifarModel, ConvolutionsStartWithIdentityFilters) {
   const std::int64_t w = 8;
-  auto net = test::build("fast_cifar", {}, w);
+  auto net = test::build(ModelName::fast_cifar, {}, w);
   const auto params = net->named_parameters();
   auto identity = [](std::int64_t out, std::int64_t in) {
     at::Tensor d = at::zeros({out, in, 3, 3});
@@ -132,7 +132,7 @@ TEST(FastCifarModel, InitializeFromDataWhitensPatches) {
     const std::int64_t c = input.channels, d = c * 4;
     SCOPED_TRACE(std::to_string(c) + "x" + std::to_string(input.height));
     at::manual_seed(3);
-    auto net = test::build("fast_cifar", input, 8);
+    auto net = test::build(ModelName::fast_cifar, input, 8);
     const at::Tensor images = correlated_images(48, c, input.height, input.width);
     net->initialize_from_data(images);
 
@@ -157,13 +157,13 @@ TEST(FastCifarModel, InitializeFromDataWhitensPatches) {
 }
 
 TEST(FastCifarModel, InitializeFromDataRejectsOtherChannelCounts) {
-  auto net = test::build("fast_cifar", {3, 32, 32, 10}, 8);
+  auto net = test::build(ModelName::fast_cifar, {3, 32, 32, 10}, 8);
   EXPECT_THROW(net->initialize_from_data(at::randn({4, 1, 32, 32})), Error);
   EXPECT_THROW(net->initialize_from_data(at::randn({3, 32, 32})), Error);
 }
 
 TEST(FastCifarModel, ParameterRulesScaleNormBiasesAndFreezeWhitenBias) {
-  auto net = test::build("fast_cifar", {}, 8);
+  auto net = test::build(ModelName::fast_cifar, {}, 8);
   const auto rules = net->parameter_rules();
   std::set<std::string> names;
   for (const auto& [name, rule] : rules) names.insert(name);
@@ -183,7 +183,7 @@ TEST(FastCifarModel, ParameterRulesScaleNormBiasesAndFreezeWhitenBias) {
   }
 
   ModelConfig config;
-  config.name = "fast_cifar";
+  config.name = ModelName::fast_cifar;
   config.width = 8;
   config.whiten_bias_epochs = 5;
   config.norm_bias_lr_scale = 16;
@@ -193,7 +193,7 @@ TEST(FastCifarModel, ParameterRulesScaleNormBiasesAndFreezeWhitenBias) {
 }
 
 TEST(FastCifarModel, BackwardReachesTrainableParametersOnly) {
-  auto net = test::build("fast_cifar", {3, 32, 32, 10}, 8);
+  auto net = test::build(ModelName::fast_cifar, {3, 32, 32, 10}, 8);
   net->initialize_from_data(at::randn({16, 3, 32, 32}));
   net->train();
   const at::Tensor logits = net->forward(at::randn({4, 3, 32, 32}));
@@ -213,7 +213,7 @@ TEST(FastCifarModel, BackwardReachesTrainableParametersOnly) {
 TEST(FastCifarModel, ForwardIsAirbenchsNetwork) {
   // Recomputes the forward pass from the named parameters and buffers in eval mode: whiten conv + GELU,
   // per group conv -> maxpool -> BN -> GELU -> conv -> BN -> GELU, global max pool, linear scaled by 1/9.
-  auto net = test::build("fast_cifar", {3, 32, 32, 4}, 4);
+  auto net = test::build(ModelName::fast_cifar, {3, 32, 32, 4}, 4);
   net->initialize_from_data(at::randn({8, 3, 32, 32}));
   net->train();
   for (int i = 0; i < 3; ++i) net->forward(at::randn({4, 3, 32, 32}));  // non-trivial running statistics
@@ -239,7 +239,7 @@ TEST(FastCifarModel, ForwardIsAirbenchsNetwork) {
 
 TEST(FastCifarModel, RejectsImagesTooSmallWithTheModelName) {
   try {
-    test::build("fast_cifar", {3, 8, 8, 10});
+    test::build(ModelName::fast_cifar, {3, 8, 8, 10});
     FAIL() << "expected ft::Error";
   } catch (const Error& e) {
     const std::string message = e.what();
@@ -250,7 +250,7 @@ TEST(FastCifarModel, RejectsImagesTooSmallWithTheModelName) {
 
 TEST(FastCifarModel, RejectsFusedConvRelu) {
   try {
-    test::build("fast_cifar", {}, 8, "fused");
+    test::build(ModelName::fast_cifar, {}, 8, ConvReluKernel::fused);
     FAIL() << "expected ft::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("model.conv_relu"), std::string::npos) << e.what();

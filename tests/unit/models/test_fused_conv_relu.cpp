@@ -141,8 +141,8 @@ TEST(FusedConvReLUModel, ConvReluBlockHasConv2dParametersForBothKernels) {
 
 TEST(FusedConvReLUModel, SimpleCnnGivesTheSameLogitsWithEitherKernel) {
   at::manual_seed(7);
-  auto aten = test::build("simple_cnn", {3, 32, 32, 10}, 64, "aten");
-  auto fused_net = test::build("simple_cnn", {3, 32, 32, 10}, 64, "fused");
+  auto aten = test::build(ModelName::simple_cnn, {3, 32, 32, 10}, 64, ConvReluKernel::aten);
+  auto fused_net = test::build(ModelName::simple_cnn, {3, 32, 32, 10}, 64, ConvReluKernel::fused);
   {
     at::NoGradGuard no_grad;
     auto source = aten->named_parameters();

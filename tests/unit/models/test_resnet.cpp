@@ -38,21 +38,21 @@ std::int64_t resnet9_parameters(std::int64_t in_channels, std::int64_t w, std::i
 
 TEST(ResNetModel, ResNet18ParameterCountAtWidth64) {
   EXPECT_EQ(resnet18_parameters(3, 64, 10), 11173962);
-  EXPECT_EQ(test::parameter_count(*test::build("resnet18", {3, 32, 32, 10})), 11173962);
+  EXPECT_EQ(test::parameter_count(*test::build(ModelName::resnet18, {3, 32, 32, 10})), 11173962);
 }
 
 TEST(ResNetModel, ResNet18ParameterCountFollowsWidthChannelsAndClasses) {
-  EXPECT_EQ(test::parameter_count(*test::build("resnet18", {1, 28, 28, 100}, 16)), resnet18_parameters(1, 16, 100));
+  EXPECT_EQ(test::parameter_count(*test::build(ModelName::resnet18, {1, 28, 28, 100}, 16)), resnet18_parameters(1, 16, 100));
 }
 
 TEST(ResNetModel, ResNet9ParameterCountAtWidth64) {
   EXPECT_EQ(resnet9_parameters(3, 64, 10), 6573120);
-  EXPECT_EQ(test::parameter_count(*test::build("resnet9", {3, 32, 32, 10})), 6573120);
-  EXPECT_EQ(test::parameter_count(*test::build("resnet9", {1, 28, 28, 100}, 16)), resnet9_parameters(1, 16, 100));
+  EXPECT_EQ(test::parameter_count(*test::build(ModelName::resnet9, {3, 32, 32, 10})), 6573120);
+  EXPECT_EQ(test::parameter_count(*test::build(ModelName::resnet9, {1, 28, 28, 100}, 16)), resnet9_parameters(1, 16, 100));
 }
 
 TEST(ResNetModel, ResNet18NamesFollowTorchvision) {
-  auto net = test::build("resnet18", {}, 8);
+  auto net = test::build(ModelName::resnet18, {}, 8);
   for (const char* name : {"conv1.weight", "bn1.weight", "layer1.0.conv1.weight", "layer1.1.bn2.bias",
                            "layer2.0.shortcut.conv.weight", "layer4.0.shortcut.bn.weight", "layer4.1.conv2.weight",
                            "fc.weight", "fc.bias"})
@@ -62,7 +62,7 @@ TEST(ResNetModel, ResNet18NamesFollowTorchvision) {
 }
 
 TEST(ResNetModel, ResNet9NamesFollowThePublishedLayers) {
-  auto net = test::build("resnet9", {}, 8);
+  auto net = test::build(ModelName::resnet9, {}, 8);
   for (const char* name : {"prep.conv.weight", "prep.bn.weight", "layer1.conv.weight", "layer1_res1.conv.weight",
                            "layer1_res2.bn.bias", "layer2.conv.weight", "layer3.conv.weight",
                            "layer3_res2.conv.weight", "fc.weight"})
@@ -73,7 +73,7 @@ TEST(ResNetModel, ResNet9NamesFollowThePublishedLayers) {
 TEST(ResNetModel, ResNet9ForwardIsPagesNetwork) {
   // Recomputes the forward pass from the named units: residuals x + f(x) without a ReLU after the sum,
   // global max pool, and logits scaled by 0.125.
-  auto net = test::build("resnet9", {3, 32, 32, 4}, 4);
+  auto net = test::build(ModelName::resnet9, {3, 32, 32, 4}, 4);
   net->eval();
   const auto children = net->named_children();
   auto unit = [&](const char* name, const at::Tensor& x) {
@@ -90,7 +90,7 @@ TEST(ResNetModel, ResNet9ForwardIsPagesNetwork) {
 }
 
 TEST(ResNetModel, BatchNormStatisticsAreBuffersNotParameters) {
-  auto net = test::build("resnet18", {}, 8);
+  auto net = test::build(ModelName::resnet18, {}, 8);
   std::int64_t running_stats = 0;
   for (const auto& item : net->named_buffers())
     if (item.key().find("running_mean") != std::string::npos) ++running_stats;

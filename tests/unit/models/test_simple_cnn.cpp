@@ -17,19 +17,19 @@ TEST(SimpleCnnModel, ParameterCountOnCifarMatchesHandCount) {
   // 32 -> 16 -> 8 -> 4 after three pools: fc1 128*4*4 -> 256: 2048*256 + 256 = 524544; fc2 256 -> 10: 2570.
   const std::int64_t expected = 896 + 18496 + 73856 + 524544 + 2570;
   EXPECT_EQ(expected, 620362);
-  EXPECT_EQ(test::parameter_count(*test::build("simple_cnn", {3, 32, 32, 10})), expected);
+  EXPECT_EQ(test::parameter_count(*test::build(ModelName::simple_cnn, {3, 32, 32, 10})), expected);
 }
 
 TEST(SimpleCnnModel, FlattenedSizeFloorsOddSidesAtEveryPool) {
   // 28 -> 14 -> 7 -> 3 and 30 -> 15 -> 7 -> 3: fc1 takes 128*3*3 features, then a 256-wide hidden layer.
-  auto net = test::build("simple_cnn", {1, 28, 30, 10});
+  auto net = test::build(ModelName::simple_cnn, {1, 28, 30, 10});
   const auto params = net->named_parameters();
   EXPECT_EQ(params["fc1.weight"].sizes(), (std::vector<int64_t>{256, 128 * 3 * 3}));
   EXPECT_EQ(net->forward(at::randn({3, 1, 28, 30})).sizes(), (std::vector<int64_t>{3, 10}));
 }
 
 TEST(SimpleCnnModel, ParameterNamesAreStable) {
-  EXPECT_EQ(test::parameter_names(*test::build("simple_cnn", {})),
+  EXPECT_EQ(test::parameter_names(*test::build(ModelName::simple_cnn, {})),
             (std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "conv3.weight",
                                       "conv3.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}));
 }

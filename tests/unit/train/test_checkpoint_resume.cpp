@@ -42,17 +42,17 @@ std::string tiny_shards() {
 
 Config resume_config(const std::string& data) {
   Config c;
-  c.model.name = "simple_cnn";
+  c.model.name = ModelName::simple_cnn;
   c.model.dropout = 0.5;
   c.data.path = data;
   c.data.batch_size = 16;
   c.data.augment.flip = true;
   c.data.augment.crop_padding = 2;
-  c.optimizer.name = "adam";
+  c.optimizer.name = OptimizerName::adam;
   c.optimizer.lr = 0.003;
-  c.scheduler.name = "cosine";
+  c.scheduler.name = SchedulerName::cosine;
   c.train.epochs = 3;
-  c.train.device = "cpu";
+  c.train.device = DeviceChoice::cpu;
   return c;
 }
 
@@ -102,11 +102,11 @@ TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) { check_resume(re
 // Lookahead's slow weights are part of the state: the stop lands between two pulls.
 TEST(CheckpointResume, LookaheadAndAlternatingFlipsResumeExactly) {
   Config c = resume_config(tiny_shards());
-  c.optimizer.name = "sgd";
+  c.optimizer.name = OptimizerName::sgd;
   c.optimizer.lr = 0.05;
   c.optimizer.momentum = 0.9;
   c.train.lookahead_every = 2;
-  c.train.tta = "flip_translate";
+  c.train.tta = Tta::flip_translate;
   c.data.augment.alternate_flip = true;
   check_resume(c);
 }

@@ -17,9 +17,9 @@ TEST(TestTimeAugmentation, ModesAverageTheRightViews) {
   RowProbe net;
   const auto x = at::arange(2 * 1 * 4 * 5, at::kFloat).reshape({2, 1, 4, 5}).pow(1.5);
   const auto row = x.select(1, 0).select(1, 0);
-  EXPECT_TRUE(at::allclose(tta_logits(net, x, "none"), row));
+  EXPECT_TRUE(at::allclose(tta_logits(net, x, Tta::none), row));
   const auto flip = 0.5 * (row + row.flip({1}));
-  EXPECT_TRUE(at::allclose(tta_logits(net, x, "flip"), flip));
+  EXPECT_TRUE(at::allclose(tta_logits(net, x, Tta::flip), flip));
 
   // One pixel down-right: the first row is image row 1 (reflected), columns reflect(-1), 0, 1, ...
   // One pixel up-left: the first row is image row 1, columns 1, 2, ..., reflect(W).
@@ -29,7 +29,7 @@ TEST(TestTimeAugmentation, ModesAverageTheRightViews) {
   auto mirror_mean = [](const at::Tensor& r) { return 0.5 * (r + r.flip({1})); };
   // flip(translate(x)) first row = the translated row reversed, so each pair is a mirror mean.
   const auto expected = 0.5 * flip + 0.25 * mirror_mean(down_right) + 0.25 * mirror_mean(up_left);
-  EXPECT_TRUE(at::allclose(tta_logits(net, x, "flip_translate"), expected));
+  EXPECT_TRUE(at::allclose(tta_logits(net, x, Tta::flip_translate), expected));
 }
 
 }  // namespace

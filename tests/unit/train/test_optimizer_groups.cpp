@@ -35,7 +35,7 @@ TEST(OptimizerGroups, RulesMakeGroupsWithScaledRatesAndDecay) {
   EXPECT_EQ(groups[1].parameters.size() + groups[2].parameters.size(), 3u);
 
   OptimizerConfig c;
-  c.name = "sgd";
+  c.name = OptimizerName::sgd;
   c.lr = 0.5;
   c.momentum = 0.9;
   c.weight_decay = 0.01;

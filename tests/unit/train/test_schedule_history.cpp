@@ -9,7 +9,7 @@ namespace {
 
 TEST(Schedule, WarmupThenCosineToFloor) {
   SchedulerConfig c;
-  c.name = "cosine";
+  c.name = SchedulerName::cosine;
   c.warmup_epochs = 1;
   c.warmup_start = 0.1;
   c.min_lr = 0.001;
@@ -23,7 +23,7 @@ TEST(Schedule, WarmupThenCosineToFloor) {
 
 TEST(Schedule, StepDecayAndOneCycle) {
   SchedulerConfig step;
-  step.name = "step";
+  step.name = SchedulerName::step;
   step.step_size = 2;
   step.gamma = 0.5;
   const LearningRateSchedule s(step, 1.0, 10, 6);
@@ -32,7 +32,7 @@ TEST(Schedule, StepDecayAndOneCycle) {
   EXPECT_DOUBLE_EQ(s.at(20), 0.5);
   EXPECT_DOUBLE_EQ(s.at(45), 0.25);
   SchedulerConfig one;
-  one.name = "onecycle";
+  one.name = SchedulerName::onecycle;
   one.pct_start = 0.25;
   one.warmup_start = 0.04;
   const LearningRateSchedule o(one, 1.0, 10, 4);
@@ -44,7 +44,7 @@ TEST(Schedule, StepDecayAndOneCycle) {
 // The fast CIFAR-10 shape: from 0.2 x lr up to lr over 23% of the steps, then straight down to the floor.
 TEST(Schedule, LinearRiseAndFall) {
   SchedulerConfig c;
-  c.name = "linear";
+  c.name = SchedulerName::linear;
   c.pct_start = 0.25;
   c.warmup_start = 0.2;
   c.min_lr = 0.07;

@@ -28,12 +28,12 @@ std::string fashion_subset() {
 
 Config subset_config(const std::string& path) {
   Config c;
-  c.model.name = "simple_cnn";
+  c.model.name = ModelName::simple_cnn;
   c.model.dropout = 0.1;
   c.data.path = path;
   c.data.batch_size = 64;
   c.data.limit_test = 2000;
-  c.optimizer.name = "sgd";
+  c.optimizer.name = OptimizerName::sgd;
   c.optimizer.lr = 0.05;
   c.optimizer.momentum = 0.9;
   c.train.epochs = 2;
@@ -64,7 +64,7 @@ TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test::world();
   Config c = subset_config(fashion_subset());
-  c.model.name = "fast_cifar";
+  c.model.name = ModelName::fast_cifar;
   c.model.width = 16;
   c.model.whiten_bias_epochs = 1;
   c.data.batch_size = 128;
@@ -74,13 +74,13 @@ TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
   c.optimizer.momentum = 0.85;
   c.optimizer.nesterov = true;
   c.optimizer.weight_decay = 0.005;
-  c.scheduler.name = "linear";
+  c.scheduler.name = SchedulerName::linear;
   c.scheduler.pct_start = 0.23;
   c.scheduler.warmup_start = 0.2;
   c.scheduler.min_lr = 0.028;
   c.regularization.label_smoothing = 0.2;
   c.train.lookahead_every = 5;
-  c.train.tta = "flip_translate";
+  c.train.tta = Tta::flip_translate;
   auto backend = make_backend(world, BackendOptions{});
   Trainer trainer(c, world, *backend, place_rank(c, world));
   const auto outcome = trainer.run();
