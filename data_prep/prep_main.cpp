@@ -9,6 +9,7 @@
 
 #include "data_prep/cli_options.h"
 #include "data_prep/prep_pipeline.h"
+#include "runtime/error_report.h"
 
 namespace {
 
@@ -44,7 +45,7 @@ void print_summary(const ft::prep::PrepSummary& s, const std::string& output) {
 }
 
 int fail(const char* what, int status) {
-  std::cerr << "fusetrain-prep: error: " << what << "\n";
+  ft::print_failure("fusetrain-prep", what);
   if (status == 2) std::cerr << "Run 'fusetrain-prep --help' for usage.\n";
   return status;
 }

@@ -2,6 +2,8 @@
 // Kept apart from main so that tests can look up commands by name.
 #include "app/commands.h"
 
+#include "app/error_text.h"
+
 namespace ft {
 
 const std::vector<Command>& commands() {
@@ -14,6 +16,14 @@ const std::vector<Command>& commands() {
       {"inspect", inspect_command},
   };
   return table;
+}
+
+int run_command(const Command& command, int argc, char** argv) {
+  try {
+    return command.run(argc, argv);
+  } catch (const std::exception& e) {
+    return report_error(std::string("fusetrain ") + command.name, e);
+  }
 }
 
 }  // namespace ft

@@ -1,5 +1,5 @@
 // The table of fusetrain subcommands. Each runs with argv[0] = its own name and returns the exit status.
-// Errors inside a command surface as ft::Error and are printed by run_guarded (commands.cpp).
+// Commands report their errors through report_error (error_text.h); run_command catches any that escape.
 #pragma once
 
 #include <functional>
@@ -14,6 +14,9 @@ struct Command {
 };
 
 const std::vector<Command>& commands();
+
+// Runs `command`; an exception it lets escape is reported as "fusetrain <name>: error: ..." (status 1).
+int run_command(const Command& command, int argc, char** argv);
 
 int train_command(int argc, char** argv);
 int report_command(int argc, char** argv);

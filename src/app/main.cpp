@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
       "commands:\n"
       "  train    train a network from a YAML config (run under mpirun/srun for several ranks)\n"
       "  report   print a markdown/CSV table of results files\n"
-      "  bench    benchmarks: allreduce, step\n"
+      "  bench    benchmarks: allreduce, step, kernels, batch-size\n"
       "  info     show build, devices and backends\n"
       "  inspect  show an HDF5 file (data shard or results) without hdf5-tools\n"
       "  sweep    expand a config's sweep: block into runs: SLURM job array, workstation plan, --run\n\n"
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const auto& c : ft::commands())
-    if (command == c.name) return c.run(argc - 1, argv + 1);
+    if (command == c.name) return ft::run_command(c, argc - 1, argv + 1);
   std::fprintf(stderr, "fusetrain: unknown command '%s'\n\n%s", command.c_str(), usage.c_str());
   return 2;
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/error_text.h"
 #include "results/report_table.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
@@ -54,8 +55,7 @@ int report_command(int argc, char** argv) {
     if (vm.count("key")) report.extra_keys = vm["key"].as<std::vector<std::string>>();
     std::cout << report_table(runs, report);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusetrain report: error: %s\n", e.what());
-    return 1;
+    return report_error("fusetrain report", e);
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "app/commands.h"
+#include "app/error_text.h"
 #include "config/sweep.h"
 #include "io/atomic_file.h"
 #include "io/paths.h"
@@ -369,8 +370,7 @@ int sweep_command(int argc, char** argv) {
   try {
     plan.sweep = load_sweep(file);
   } catch (const Error& e) {
-    std::fprintf(stderr, "fusetrain sweep: config error: %s\n", e.what());
-    return 2;
+    return report_error("fusetrain sweep", e, 2, "config error");
   }
   try {
     plan.stem = paths::stem(file);
@@ -416,8 +416,7 @@ int sweep_command(int argc, char** argv) {
     std::printf("%s", report(plan).c_str());
     return status;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusetrain sweep: error: %s\n", e.what());
-    return 1;
+    return report_error("fusetrain sweep", e);
   }
 }
 
