@@ -1,6 +1,5 @@
-// `fusetrain bench`: the benchmark subcommands. allreduce compares per-tensor all-reduce, the fusion
-// engine and one contiguous buffer for a model's real gradient list; step measures training throughput
-// at several world sizes (relaunching itself under mpirun) and the scaling efficiency.
+// `fusetrain bench`: picks one of the benchmarks (allreduce, step, kernels, batch-size), each in its own
+// file; `fusetrain bench` alone lists them with what each measures.
 #include <boost/program_options.hpp>
 
 #include <algorithm>

@@ -64,11 +64,12 @@ class World {
   mutable std::vector<std::pair<MPI_Request, std::shared_ptr<void>>> abandoned_;
   mutable std::string failure_;
 
+  // Fills rank, size, node-local rank, node count and hostname from comm_.
   void describe();
   // Waits for `request` (a collective of `bytes` that may write into `buffer`) within the timeout.
   void complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer) const;
   void allreduce(double* values, int count, MPI_Op op) const;
-  void require_usable() const;  // throws once a collective has timed out  // fills rank, size, node-local rank, node count and hostname from comm_
+  void require_usable() const;  // throws once a collective has timed out
 };
 
 // Attaches `watch` to `world` for the lifetime of this object: `WatchedCollectives w(world, inspector);`.
