@@ -10,6 +10,7 @@
 #include "app/error_text.h"
 #include "io/h5.h"
 #include "io/paths.h"
+#include "runtime/error_report.h"
 
 namespace po = boost::program_options;
 
@@ -113,7 +114,7 @@ int inspect_command(int argc, char** argv) {
     }
     for (const auto& object : vm["object"].as<std::vector<std::string>>()) print_values(file, object);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusetrain inspect: error: %s: %s\n", path.c_str(), error_text(e).c_str());
+    print_failure("fusetrain inspect", path + ": " + error_text(e));
     return 1;
   }
   return 0;
