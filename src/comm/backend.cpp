@@ -1,11 +1,15 @@
-// Dtype facts and the factory that picks a collective backend by name, saying plainly when the one
-// asked for was not compiled into this binary and how to get it.
+// What every backend's collectives share (failure recording, the stall-inspector bracket, argument
+// checks), and the factory that picks a backend by name, saying plainly when the one asked for was not
+// compiled into this binary and how to get it.
 #include "comm/backend.h"
 
 #include <cstdint>
+#include <exception>
+#include <utility>
 
 #include "comm/mpi_backend.h"
 #include "comm/span_staging.h"
+#include "comm/stall_inspector.h"
 #include "runtime/world.h"
 #ifdef FUSETRAIN_WITH_GLOO
 #include "comm/gloo/gloo_backend.h"
@@ -16,44 +20,72 @@
 
 namespace ft {
 
-std::size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16:
-    case DType::kBFloat16: return 2;
-    case DType::kFloat32:
-    case DType::kInt32: return 4;
-    case DType::kFloat64:
-    case DType::kInt64: return 8;
-    case DType::kUInt8: return 1;
+Backend::Backend(const World& world, std::string name, double stall_timeout_s)
+    : rank_(world.rank()),
+      size_(world.size()),
+      name_(std::move(name)),
+      inspector_(std::make_unique<StallInspector>(world, name_, stall_timeout_s)) {}
+
+Backend::~Backend() = default;
+
+CollectiveWatch* Backend::watch() { return inspector_.get(); }
+
+template <typename Transfer>
+void Backend::guarded(const char* kind, std::size_t bytes, Transfer&& transfer) {
+  FT_REQUIRE(failure_.empty(), "the ", name_, " backend is unusable after an earlier failure: ", failure_);
+  inspector_->begin(kind, bytes);
+  try {
+    transfer();
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+    on_failure();
+    throw;
   }
-  throw Error(cat("unknown dtype ", static_cast<int>(dtype)));
+  inspector_->end();
 }
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kUInt8: return "uint8";
-  }
-  throw Error(cat("unknown dtype ", static_cast<int>(dtype)));
+void Backend::allreduce(void* data, std::size_t count, DType dtype, void* stream) {
+  guarded("all-reduce", count * dtype_size(dtype), [&] {
+    if (count > 0) transfer_allreduce(data, count, dtype, stream);
+  });
 }
 
 void Backend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
+  std::size_t total = 0;
+  for (const HostSpan& span : spans) total += span.count;
+  guarded("all-reduce", total * dtype_size(dtype), [&] {
+    if (total > 0) transfer_allreduce_spans(spans, dtype);
+  });
+}
+
+void Backend::broadcast(void* data, std::size_t bytes, int root, void* stream) {
+  FT_REQUIRE(root >= 0 && root < size_, "broadcast root ", root, " is not a rank of a world of ", size_);
+  guarded("broadcast", bytes, [&] {
+    if (bytes > 0) transfer_broadcast(data, bytes, root, stream);
+  });
+}
+
+void Backend::allgather(const void* in, void* out, std::size_t bytes, void* stream) {
+  guarded("all-gather", bytes * static_cast<std::size_t>(size_), [&] {
+    if (bytes > 0) transfer_allgather(in, out, bytes, stream);
+  });
+}
+
+void Backend::barrier() {
+  guarded("barrier", 0, [&] { transfer_barrier(); });
+}
+
+void Backend::transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
   std::size_t non_empty = 0;
   for (const HostSpan& span : spans) non_empty += span.count > 0;
   if (non_empty == 1) {
     for (const HostSpan& span : spans)
-      if (span.count > 0) allreduce(span.data, span.count, dtype);
+      if (span.count > 0) transfer_allreduce(span.data, span.count, dtype, nullptr);
     return;
   }
   SpanStaging staging(spans, dtype_size(dtype), SIZE_MAX);
-  if (staging.total_count() == 0) return;
   staging.gather();
-  allreduce(staging.regions().front().data, staging.total_count(), dtype);
+  transfer_allreduce(staging.regions().front().data, staging.total_count(), dtype, nullptr);
   staging.scatter();
 }
 

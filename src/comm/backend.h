@@ -8,16 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "comm/dtype.h"
 #include "config/choices.h"
 
 namespace ft {
 
 class World;
-
-enum class DType { kFloat16, kBFloat16, kFloat32, kFloat64, kInt32, kInt64, kUInt8 };
-
-std::size_t dtype_size(DType dtype);
-const char* dtype_name(DType dtype);
+class StallInspector;
 
 // Thrown when a collective has waited longer than the stall timeout; the message names the ranks.
 class StallError;
@@ -29,37 +26,69 @@ struct HostSpan {
   std::size_t count;
 };
 
+// The public collectives are the same for every transport: each refuses work after an earlier failure
+// (repeating it), checks its arguments, is numbered and bracketed for the stall inspector, and records
+// the error of a failed transfer. A transport implements only the transfers, in the protected hooks;
+// a hook that throws leaves the backend unusable (after on_failure() has let the transport clean up).
 class Backend {
  public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;
+  // Spans of fewer bytes are staged together by backends that reduce spans where they lie.
+  static constexpr std::size_t kSmallSpanBytes = std::size_t{64} << 10;
+
+  virtual ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  const std::string& name() const { return name_; }
   // True when collectives take device (GPU) pointers directly.
   virtual bool uses_device_memory() const = 0;
+  // True when allreduce_spans leaves large spans in place (only small ones are staged).
+  virtual bool reduces_spans_in_place() const { return false; }
 
   // In-place element-wise sum over all ranks of `count` elements at `data`.
   // `stream` is a cudaStream_t for device backends and ignored otherwise.
-  virtual void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) = 0;
+  void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr);
   // In-place element-wise sum over all ranks of the concatenation of `spans` (host memory; every rank
-  // passes the same counts in the same order). This default copies them into one buffer and back;
-  // backends that reduce scattered memory where it lies override it and reduces_spans_in_place().
-  virtual void allreduce_spans(const std::vector<HostSpan>& spans, DType dtype);
-  // True when allreduce_spans leaves large spans in place (only small ones are staged).
-  virtual bool reduces_spans_in_place() const { return false; }
+  // passes the same counts in the same order).
+  void allreduce_spans(const std::vector<HostSpan>& spans, DType dtype);
   // Copies `bytes` at `data` on `root` to every rank.
-  virtual void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) = 0;
+  void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr);
   // Gathers `bytes` from every rank into `out` (size() * bytes), ordered by rank.
-  virtual void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) = 0;
-  virtual void barrier() = 0;
+  void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr);
+  void barrier();
   // The stall inspector that numbers this backend's collectives, so that the world's control collectives
-  // can be numbered and diagnosed with them (World::set_watch); nullptr when there is none.
-  virtual CollectiveWatch* watch() { return nullptr; }
+  // can be numbered and diagnosed with them (World::set_watch).
+  CollectiveWatch* watch();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
 
  protected:
-  Backend(int rank, int size) : rank_(rank), size_(size) {}
+  // Collective over world: creates the stall inspector of the backend called `name`.
+  Backend(const World& world, std::string name, double stall_timeout_s);
+
+  // The transfers. Hooks are not called for empty buffers, except barrier.
+  virtual void transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) = 0;
+  // Default: one span is reduced where it lies, several are copied into one buffer and back.
+  virtual void transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType dtype);
+  virtual void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) = 0;
+  virtual void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) = 0;
+  virtual void transfer_barrier() = 0;
+  // After a hook threw: lets the transport give up what the failed collective still holds.
+  virtual void on_failure() noexcept {}
+
+  StallInspector& inspector() { return *inspector_; }
+  const StallInspector& inspector() const { return *inspector_; }
+
   int rank_, size_;
+
+ private:
+  template <typename Transfer>
+  void guarded(const char* kind, std::size_t bytes, Transfer&& transfer);
+
+  std::string name_;
+  std::unique_ptr<StallInspector> inspector_;
+  std::string failure_;
 };
 
 struct BackendOptions {

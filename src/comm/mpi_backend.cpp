@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "comm/span_staging.h"
-#include "runtime/poll_backoff.h"
+#include "comm/stall_inspector.h"
 #include "runtime/world.h"
 
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -38,10 +38,9 @@ bool accepts_device_memory() {
 }  // namespace
 
 MpiBackend::MpiBackend(const World& world, const BackendOptions& options, std::size_t chunk_bytes)
-    : Backend(world.rank(), world.size()),
-      inspector_(world, "mpi", options.stall_timeout_s),
-      device_memory_(accepts_device_memory()),
-      chunk_bytes_(std::min<std::size_t>(chunk_bytes, INT_MAX)) {
+    : Backend(world, "mpi", options.stall_timeout_s),
+      chunk_bytes_(std::min<std::size_t>(chunk_bytes, INT_MAX)),
+      device_memory_(accepts_device_memory()) {
   FT_CHECK(chunk_bytes_ >= 8, "mpi backend: chunks must hold at least one element of every dtype");
   FT_CHECK_MPI(MPI_Comm_dup(world.comm(), &comm_));
   FT_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -52,7 +51,7 @@ MpiBackend::MpiBackend(const World& world, const BackendOptions& options, std::s
 // period to complete, and the owner must keep that buffer alive until the backend is destroyed.
 MpiBackend::~MpiBackend() {
   try {
-    PollBackoff grace(std::min(inspector_.timeout_s(), kAbandonGraceS));
+    PollBackoff grace(std::min(inspector().timeout_s(), kAbandonGraceS));
     for (MPI_Request& request : abandoned_) {
       int done = 0;
       for (;;) {
@@ -70,80 +69,77 @@ MpiBackend::~MpiBackend() {
   }
 }
 
-void MpiBackend::run(const char* kind, std::size_t bytes, void* stream, std::size_t chunks, const PostChunk& post) {
-  FT_REQUIRE(failure_.empty(), "the mpi backend is unusable after an earlier failure: ", failure_);
-  inspector_.begin(kind, bytes);
-  std::vector<MPI_Request> in_flight;
-  try {
+void MpiBackend::sync_stream(void* stream) {
 #ifdef FUSETRAIN_WITH_CUDA
-    if (device_memory_ && stream) FT_CHECK_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  if (device_memory_ && stream) FT_CHECK_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
 #else
-    (void)stream;
+  (void)stream;
 #endif
-    pipeline(chunks, post, in_flight);
-  } catch (const std::exception& e) {
-    failure_ = e.what();
-    for (MPI_Request request : in_flight)
-      if (request != MPI_REQUEST_NULL) abandoned_.push_back(request);
-    throw;
-  }
-  inspector_.end();
 }
 
-void MpiBackend::pipeline(std::size_t chunks, const PostChunk& post, std::vector<MPI_Request>& in_flight) {
-  // A short spin window: on CPU hosts this thread shares cores with the ranks' compute threads, and
-  // sched_yield does not give a core away under CFS, so waiting for a slower peer must mostly sleep.
-  PollBackoff wait(inspector_.timeout_s(), kSpin);
+void MpiBackend::on_failure() noexcept {
+  for (MPI_Request request : in_flight_)
+    if (request != MPI_REQUEST_NULL) abandoned_.push_back(request);
+  in_flight_.clear();
+}
+
+// A short spin window: on CPU hosts this thread shares cores with the ranks' compute threads, and
+// sched_yield does not give a core away under CFS, so waiting for a slower peer must mostly sleep.
+PollBackoff MpiBackend::start_wait() const { return PollBackoff(inspector().timeout_s(), kSpin); }
+
+void MpiBackend::run_chunks(PollBackoff& wait, std::size_t chunks, const PostChunk& post) {
   std::vector<int> finished(kMaxInFlight);
   std::size_t posted = 0, done = 0;
+  in_flight_.clear();
   while (done < chunks) {
-    while (posted < chunks && in_flight.size() < kMaxInFlight) {
-      in_flight.push_back(MPI_REQUEST_NULL);
-      post(posted++, &in_flight.back());
+    while (posted < chunks && in_flight_.size() < kMaxInFlight) {
+      in_flight_.push_back(MPI_REQUEST_NULL);
+      post(posted++, &in_flight_.back());
     }
     int count = 0;
-    FT_CHECK_MPI(MPI_Testsome(static_cast<int>(in_flight.size()), in_flight.data(), &count, finished.data(),
+    FT_CHECK_MPI(MPI_Testsome(static_cast<int>(in_flight_.size()), in_flight_.data(), &count, finished.data(),
                               MPI_STATUSES_IGNORE));
     if (count > 0) {
       done += static_cast<std::size_t>(count);
-      in_flight.erase(std::remove(in_flight.begin(), in_flight.end(), MPI_REQUEST_NULL), in_flight.end());
+      in_flight_.erase(std::remove(in_flight_.begin(), in_flight_.end(), MPI_REQUEST_NULL), in_flight_.end());
       wait.progressed();
       continue;
     }
-    if (wait.expired()) throw inspector_.stall_error(wait.elapsed_s());
+    if (wait.expired()) throw inspector().stall_error(wait.elapsed_s());
     wait.pause();
   }
 }
 
-void MpiBackend::allreduce(void* data, std::size_t count, DType dtype, void* stream) {
-  const std::size_t element = dtype_size(dtype);
+void MpiBackend::run_region_chunks(PollBackoff& wait, const std::vector<SpanRegion>& regions, std::size_t element,
+                                   const PostRegionChunk& post) {
   const std::size_t per_chunk = chunk_bytes_ / element;
-  const MpiSum sum = sums_[dtype];
-  auto* base = static_cast<char*>(data);
-  run("all-reduce", count * element, stream, (count + per_chunk - 1) / per_chunk,
-      [&](std::size_t index, MPI_Request* request) {
-        const std::size_t offset = index * per_chunk;
-        const int n = static_cast<int>(std::min(per_chunk, count - offset));
-        FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, base + offset * element, n, sum.type, sum.op, comm_, request));
-      });
-}
-
-void MpiBackend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
-  const std::size_t element = dtype_size(dtype);
-  const std::size_t per_chunk = chunk_bytes_ / element;
-  auto staging = std::make_unique<SpanStaging>(spans, element, kSmallSpanBytes);
   std::vector<std::pair<char*, int>> chunks;
-  for (const SpanRegion& region : staging->regions())
+  for (const SpanRegion& region : regions)
     for (std::size_t offset = 0; offset < region.count; offset += per_chunk)
       chunks.emplace_back(region.data + offset * element, static_cast<int>(std::min(per_chunk, region.count - offset)));
+  run_chunks(wait, chunks.size(), [&](std::size_t index, MPI_Request* request) {
+    post(chunks[index].first, chunks[index].second, request);
+  });
+}
+
+void MpiBackend::reduce_regions(const std::vector<SpanRegion>& regions, DType dtype) {
   const MpiSum sum = sums_[dtype];
+  PollBackoff wait = start_wait();
+  run_region_chunks(wait, regions, dtype_size(dtype), [&](char* data, int count, MPI_Request* request) {
+    FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data, count, sum.type, sum.op, comm_, request));
+  });
+}
+
+void MpiBackend::transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) {
+  sync_stream(stream);
+  reduce_regions({{static_cast<char*>(data), count}}, dtype);
+}
+
+void MpiBackend::transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
+  auto staging = std::make_unique<SpanStaging>(spans, dtype_size(dtype), kSmallSpanBytes);
   staging->gather();
   try {
-    run("all-reduce", staging->total_count() * element, nullptr, chunks.size(),
-        [&](std::size_t index, MPI_Request* request) {
-          FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, chunks[index].first, chunks[index].second, sum.type, sum.op,
-                                      comm_, request));
-        });
+    reduce_regions(staging->regions(), dtype);
   } catch (...) {
     abandoned_staging_.push_back(std::move(staging));  // a stalled chunk may still write into it
     throw;
@@ -151,27 +147,25 @@ void MpiBackend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype
   staging->scatter();
 }
 
-void MpiBackend::broadcast(void* data, std::size_t bytes, int root, void* stream) {
-  FT_REQUIRE(root >= 0 && root < size_, "broadcast root ", root, " is not a rank of a world of ", size_);
-  auto* base = static_cast<char*>(data);
-  run("broadcast", bytes, stream, (bytes + chunk_bytes_ - 1) / chunk_bytes_,
-      [&](std::size_t index, MPI_Request* request) {
-        const std::size_t offset = index * chunk_bytes_;
-        const int n = static_cast<int>(std::min(chunk_bytes_, bytes - offset));
-        FT_CHECK_MPI(MPI_Ibcast(base + offset, n, MPI_BYTE, root, comm_, request));
-      });
+void MpiBackend::transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) {
+  sync_stream(stream);
+  PollBackoff wait = start_wait();
+  run_region_chunks(wait, {{static_cast<char*>(data), bytes}}, 1, [&](char* chunk, int n, MPI_Request* request) {
+    FT_CHECK_MPI(MPI_Ibcast(chunk, n, MPI_BYTE, root, comm_, request));
+  });
 }
 
-void MpiBackend::allgather(const void* in, void* out, std::size_t bytes, void* stream) {
+void MpiBackend::transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) {
+  sync_stream(stream);
   auto* out_bytes = static_cast<char*>(out);
   const auto* in_bytes = static_cast<const char*>(in);
   const bool in_place = in_bytes == out_bytes + static_cast<std::size_t>(rank_) * bytes;
-  run("all-gather", bytes * static_cast<std::size_t>(size_), stream, (bytes + chunk_bytes_ - 1) / chunk_bytes_,
-      [&](std::size_t index, MPI_Request* request) {
-        const std::size_t offset = index * chunk_bytes_;
-        post_allgather_chunk(in_bytes, out_bytes, offset, std::min(chunk_bytes_, bytes - offset), bytes, in_place,
-                             request);
-      });
+  PollBackoff wait = start_wait();
+  run_chunks(wait, (bytes + chunk_bytes_ - 1) / chunk_bytes_, [&](std::size_t index, MPI_Request* request) {
+    const std::size_t offset = index * chunk_bytes_;
+    post_allgather_chunk(in_bytes, out_bytes, offset, std::min(chunk_bytes_, bytes - offset), bytes, in_place,
+                         request);
+  });
 }
 
 // One chunk [offset, offset + n) of every rank's block. The receive type is n bytes resized to an
@@ -193,8 +187,9 @@ void MpiBackend::post_allgather_chunk(const char* in, char* out, std::size_t off
   FT_CHECK_MPI(MPI_Type_free(&block));  // MPI keeps it alive until the operation completes
 }
 
-void MpiBackend::barrier() {
-  run("barrier", 0, nullptr, 1, [&](std::size_t, MPI_Request* request) { FT_CHECK_MPI(MPI_Ibarrier(comm_, request)); });
+void MpiBackend::transfer_barrier() {
+  PollBackoff wait = start_wait();
+  run_chunks(wait, 1, [&](std::size_t, MPI_Request* request) { FT_CHECK_MPI(MPI_Ibarrier(comm_, request)); });
 }
 
 }  // namespace ft

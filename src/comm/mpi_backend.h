@@ -11,12 +11,13 @@
 
 #include "comm/backend.h"
 #include "comm/mpi_sum_types.h"
-#include "comm/stall_inspector.h"
 #include "runtime/mpi_check.h"
+#include "runtime/poll_backoff.h"
 
 namespace ft {
 
 class SpanStaging;
+struct SpanRegion;
 
 // Collectives may be called from one thread (the engine's communication thread) while the main thread
 // uses the world communicator: this backend works on its own duplicate of it.
@@ -29,47 +30,61 @@ class SpanStaging;
 // MPI_Allreduce of the whole buffer (tests/mpi/bench_test.cpp; 4 MiB x 8 in flight was 2x slower).
 // After a failure or stall the backend refuses further work, repeating the first error; the buffer of
 // the stalled collective must outlive the backend, whose destructor waits up to 5 s for it to finish.
-class MpiBackend final : public Backend {
+class MpiBackend : public Backend {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
   static constexpr std::size_t kMaxInFlight = 3;
   static constexpr std::chrono::microseconds kSpin{500};  // yield-only polling before sleeping
   static constexpr double kAbandonGraceS = 5;
-  static constexpr std::size_t kSmallSpanBytes = std::size_t{64} << 10;
 
   // Collective over world. Tests pass a small `chunk_bytes` to exercise chunk boundaries.
   MpiBackend(const World& world, const BackendOptions& options, std::size_t chunk_bytes = kChunkBytes);
   ~MpiBackend() override;
+  MpiBackend(const MpiBackend&) = delete;
+  MpiBackend& operator=(const MpiBackend&) = delete;
 
-  std::string name() const override { return "mpi"; }
   bool uses_device_memory() const override { return device_memory_; }
-
-  void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) override;
-  // Chunks of the spans reduced where they lie; spans under kSmallSpanBytes travel staged together.
-  void allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) override;
+  // Chunks of the spans are reduced where they lie; spans under kSmallSpanBytes travel staged together.
   bool reduces_spans_in_place() const override { return true; }
-  void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
-  void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
-  void barrier() override;
-  CollectiveWatch* watch() override { return &inspector_; }
 
- private:
-  // Posts chunk `index` of a collective with `post`, keeping at most kMaxInFlight chunks in flight, and
-  // polls them until all `chunks` are done or the stall deadline passes.
+ protected:
+  // Posts chunk `index` of a collective with `post`.
   using PostChunk = std::function<void(std::size_t index, MPI_Request* request)>;
-  void run(const char* kind, std::size_t bytes, void* stream, std::size_t chunks, const PostChunk& post);
-  void pipeline(std::size_t chunks, const PostChunk& post, std::vector<MPI_Request>& in_flight);
-  void post_allgather_chunk(const char* in, char* out, std::size_t offset, std::size_t n, std::size_t bytes,
-                            bool in_place, MPI_Request* request);
+  // The wait of one collective: its stall deadline starts now.
+  PollBackoff start_wait() const;
+  // Runs `chunks` chunks of one collective stage, at most kMaxInFlight of them in flight, polling them
+  // until all are done or the deadline of `wait` passes. After a failure on_failure() abandons those in
+  // flight. A collective of several stages runs them all under one wait.
+  void run_chunks(PollBackoff& wait, std::size_t chunks, const PostChunk& post);
+  // Waits for work queued on a device stream before MPI reads device memory.
+  void sync_stream(void* stream);
+
+  void transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) override;
+  void transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) override;
+  void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) override;
+  void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) override;
+  void transfer_barrier() override;
+  void on_failure() noexcept override;
+
+  // Sums the regions over all ranks in place; this flat version chunk by chunk over comm_.
+  virtual void reduce_regions(const std::vector<SpanRegion>& regions, DType dtype);
+  // Runs one stage over the chunks (of at most chunk_bytes_) of the regions, in order.
+  using PostRegionChunk = std::function<void(char* data, int count, MPI_Request* request)>;
+  void run_region_chunks(PollBackoff& wait, const std::vector<SpanRegion>& regions, std::size_t element,
+                         const PostRegionChunk& post);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   MpiSumTypes sums_;
-  StallInspector inspector_;
-  bool device_memory_;
   std::size_t chunk_bytes_;
+
+ private:
+  void post_allgather_chunk(const char* in, char* out, std::size_t offset, std::size_t n, std::size_t bytes,
+                            bool in_place, MPI_Request* request);
+
+  bool device_memory_;
+  std::vector<MPI_Request> in_flight_;  // requests of the stage running now
   std::vector<MPI_Request> abandoned_;  // requests of a collective that failed or stalled
   std::vector<std::unique_ptr<SpanStaging>> abandoned_staging_;  // their staging buffers
-  std::string failure_;
 };
 
 }  // namespace ft

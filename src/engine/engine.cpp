@@ -32,14 +32,12 @@ struct GradientEngine::BucketState {
 
 namespace {
 
+// PyTorch names its dtypes as the dtype table does ("float32").
 DType dtype_of(at::ScalarType t) {
-  switch (t) {
-    case at::kHalf: return DType::kFloat16;
-    case at::kBFloat16: return DType::kBFloat16;
-    case at::kFloat: return DType::kFloat32;
-    case at::kDouble: return DType::kFloat64;
-    default: throw Error(cat("gradient engine: unsupported parameter dtype ", at::toString(t)));
-  }
+  const DTypeTraits* traits = find_dtype(c10::getDtypeNames(t).first);
+  if (!traits || !traits->floating)
+    throw Error(cat("gradient engine: unsupported parameter dtype ", at::toString(t)));
+  return traits->dtype;
 }
 
 // Runs after AccumulateGrad has written a parameter's .grad, so the gradient it hands on is the one that

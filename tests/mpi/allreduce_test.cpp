@@ -146,21 +146,21 @@ std::vector<std::vector<std::size_t>> span_layouts() {
 // Uses Backend's default allreduce_spans (pack, reduce, unpack) over another backend's allreduce.
 class PackingBackend final : public Backend {
  public:
-  explicit PackingBackend(Backend& inner) : Backend(inner.rank(), inner.size()), inner_(inner) {}
-  std::string name() const override { return "packing"; }
+  explicit PackingBackend(Backend& inner) : Backend(test::world(), "packing", 20), inner_(inner) {}
   bool uses_device_memory() const override { return false; }
-  void allreduce(void* data, std::size_t count, DType dtype, void* stream) override {
-    inner_.allreduce(data, count, dtype, stream);
-  }
-  void broadcast(void* data, std::size_t bytes, int root, void* stream) override {
-    inner_.broadcast(data, bytes, root, stream);
-  }
-  void allgather(const void* in, void* out, std::size_t bytes, void* stream) override {
-    inner_.allgather(in, out, bytes, stream);
-  }
-  void barrier() override { inner_.barrier(); }
 
  private:
+  void transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) override {
+    inner_.allreduce(data, count, dtype, stream);
+  }
+  void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) override {
+    inner_.broadcast(data, bytes, root, stream);
+  }
+  void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) override {
+    inner_.allgather(in, out, bytes, stream);
+  }
+  void transfer_barrier() override { inner_.barrier(); }
+
   Backend& inner_;
 };
 

@@ -15,11 +15,12 @@
 #include <gloo/common/logging.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
-#include <gloo/types.h>
 
 #include "comm/gloo/gloo_mpi_store.h"
 #include "comm/gloo/gloo_ring.h"
 #include "comm/half.h"
+#include "comm/span_staging.h"
+#include "comm/stall_inspector.h"
 #include "runtime/thread_policy.h"
 #include "runtime/world.h"
 
@@ -34,34 +35,20 @@ void sum_into(void* out, const void* a, const void* b, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<T>(x[i] + y[i]);
 }
 
-void sum_fp16_into(void* out, const void* a, const void* b, std::size_t n) {
+template <>
+void sum_into<Float16Bits>(void* out, const void* a, const void* b, std::size_t n) {
   sum_fp16(static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
            static_cast<const std::uint16_t*>(b), n);
 }
 
-void sum_bf16_into(void* out, const void* a, const void* b, std::size_t n) {
+template <>
+void sum_into<BFloat16Bits>(void* out, const void* a, const void* b, std::size_t n) {
   sum_bf16(static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
            static_cast<const std::uint16_t*>(b), n);
 }
 
-template <typename T>
-void set_sum(gloo::AllreduceOptions& options, void* data, std::size_t count,
-             void (*reduce)(void*, const void*, const void*, std::size_t)) {
-  options.setOutput<T>(static_cast<T*>(data), count);
-  options.setReduceFunction(reduce);
-}
-
 SumFunction sum_function(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16: return &sum_fp16_into;
-    case DType::kBFloat16: return &sum_bf16_into;
-    case DType::kFloat32: return &sum_into<float>;
-    case DType::kFloat64: return &sum_into<double>;
-    case DType::kInt32: return &sum_into<std::int32_t>;
-    case DType::kInt64: return &sum_into<std::int64_t>;
-    case DType::kUInt8: return &sum_into<std::uint8_t>;
-  }
-  throw Error(cat("gloo: unknown dtype ", static_cast<int>(dtype)));
+  return visit_dtype(dtype, [](auto element) -> SumFunction { return &sum_into<decltype(element)>; });
 }
 
 bool is_loopback(const sockaddr_storage& address) {
@@ -91,8 +78,7 @@ gloo::transport::tcp::attr device_attributes(const World& world) {
 // Creating the TCP device can fail on one rank only (a missing interface on one node); the ranks agree
 // on the outcome before the rendezvous, so every rank reports the failure instead of the others hanging.
 GlooBackend::GlooBackend(const World& world, const BackendOptions& options)
-    : Backend(world.rank(), world.size()),
-      inspector_(world, "gloo", options.stall_timeout_s),
+    : Backend(world, "gloo", options.stall_timeout_s),
       timeout_(std::chrono::milliseconds(static_cast<long long>(options.stall_timeout_s * 1000))) {
   std::string device_error;
   try {
@@ -129,64 +115,50 @@ GlooBackend::GlooBackend(const World& world, const BackendOptions& options)
 
 GlooBackend::~GlooBackend() = default;
 
+// A Gloo I/O failure is a timeout, or a peer that closed its connections after its own timeout: either
+// way the collective cannot finish, and the heartbeat knows who is behind.
 template <typename Op>
-void GlooBackend::run(const char* kind, std::size_t bytes, Op&& op) {
-  FT_REQUIRE(failure_.empty(), "the gloo backend is unusable after an earlier failure: ", failure_);
-  inspector_.begin(kind, bytes);
+void GlooBackend::run(Op&& op) {
   const auto start = std::chrono::steady_clock::now();
   try {
     op(next_tag_++);
   } catch (const gloo::IoException& e) {
-    // A timeout, or a peer that closed its connections after its own timeout: either way the
-    // collective cannot finish, and the heartbeat knows who is behind.
     const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const StallError error = inspector_.stall_error(waited_s, e.what());
-    failure_ = error.what();
-    throw error;
+    throw inspector().stall_error(waited_s, e.what());
   } catch (const gloo::Exception& e) {
-    failure_ = cat(inspector_.current(), " failed in gloo: ", e.what());
-    throw Error(failure_);
+    throw Error(cat(inspector().current(), " failed in gloo: ", e.what()));
   } catch (const gloo::EnforceNotMet& e) {
-    failure_ = cat(inspector_.current(), " was refused by gloo: ", e.what());
-    throw Error(failure_);
+    throw Error(cat(inspector().current(), " was refused by gloo: ", e.what()));
   }
-  inspector_.end();
 }
 
-void GlooBackend::allreduce(void* data, std::size_t count, DType dtype, void*) {
-  run("all-reduce", count * dtype_size(dtype), [&](std::uint32_t tag) {
-    if (count == 0) return;
+void GlooBackend::transfer_allreduce(void* data, std::size_t count, DType dtype, void*) {
+  run([&](std::uint32_t tag) {
     gloo::AllreduceOptions options(context_);
-    switch (dtype) {
-      case DType::kFloat16: set_sum<gloo::float16>(options, data, count, &sum_fp16_into); break;
-      case DType::kBFloat16: set_sum<std::uint16_t>(options, data, count, &sum_bf16_into); break;
-      case DType::kFloat32: set_sum<float>(options, data, count, &sum_into<float>); break;
-      case DType::kFloat64: set_sum<double>(options, data, count, &sum_into<double>); break;
-      case DType::kInt32: set_sum<std::int32_t>(options, data, count, &sum_into<std::int32_t>); break;
-      case DType::kInt64: set_sum<std::int64_t>(options, data, count, &sum_into<std::int64_t>); break;
-      case DType::kUInt8: set_sum<std::uint8_t>(options, data, count, &sum_into<std::uint8_t>); break;
-    }
+    visit_dtype(dtype, [&](auto element) {
+      using T = decltype(element);
+      options.setOutput<T>(static_cast<T*>(data), count);
+      options.setReduceFunction(&sum_into<T>);
+    });
     options.setTag(tag);
     options.setTimeout(timeout_);
     gloo::allreduce(options);
   });
 }
 
-void GlooBackend::allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
+void GlooBackend::transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {
   const std::size_t element = dtype_size(dtype);
   SpanStaging staging(spans, element, kSmallSpanBytes);
-  run("all-reduce", staging.total_count() * element, [&](std::uint32_t tag) {
-    if (size_ == 1 || staging.total_count() == 0) return;
+  run([&](std::uint32_t tag) {
+    if (size_ == 1) return;
     staging.gather();
     gloo_ring_allreduce(*context_, staging.regions(), element, sum_function(dtype), tag, timeout_, kSegmentBytes);
     staging.scatter();
   });
 }
 
-void GlooBackend::broadcast(void* data, std::size_t bytes, int root, void*) {
-  FT_REQUIRE(root >= 0 && root < size_, "broadcast root ", root, " is not a rank of a world of ", size_);
-  run("broadcast", bytes, [&](std::uint32_t tag) {
-    if (bytes == 0) return;
+void GlooBackend::transfer_broadcast(void* data, std::size_t bytes, int root, void*) {
+  run([&](std::uint32_t tag) {
     gloo::BroadcastOptions options(context_);
     options.setOutput<std::uint8_t>(static_cast<std::uint8_t*>(data), bytes);
     options.setRoot(root);
@@ -196,9 +168,8 @@ void GlooBackend::broadcast(void* data, std::size_t bytes, int root, void*) {
   });
 }
 
-void GlooBackend::allgather(const void* in, void* out, std::size_t bytes, void*) {
-  run("all-gather", bytes * static_cast<std::size_t>(size_), [&](std::uint32_t tag) {
-    if (bytes == 0) return;
+void GlooBackend::transfer_allgather(const void* in, void* out, std::size_t bytes, void*) {
+  run([&](std::uint32_t tag) {
     auto* out_bytes = static_cast<std::uint8_t*>(out);
     gloo::AllgatherOptions options(context_);
     // Gloo copies a separate input into this rank's block itself; in place it has nothing to copy.
@@ -211,8 +182,8 @@ void GlooBackend::allgather(const void* in, void* out, std::size_t bytes, void*)
   });
 }
 
-void GlooBackend::barrier() {
-  run("barrier", 0, [&](std::uint32_t tag) {
+void GlooBackend::transfer_barrier() {
+  run([&](std::uint32_t tag) {
     gloo::BarrierOptions options(context_);
     options.setTag(tag);
     options.setTimeout(timeout_);

@@ -5,10 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <string>
+#include <vector>
 
 #include "comm/backend.h"
-#include "comm/stall_inspector.h"
 
 namespace gloo {
 class Context;
@@ -26,35 +25,29 @@ namespace ft {
 class GlooBackend final : public Backend {
  public:
   static constexpr std::size_t kSegmentBytes = std::size_t{1} << 20;   // as Gloo's own ring
-  static constexpr std::size_t kSmallSpanBytes = std::size_t{64} << 10;
 
   // Collective over world.
   GlooBackend(const World& world, const BackendOptions& options);
   ~GlooBackend() override;
 
-  std::string name() const override { return "gloo"; }
   bool uses_device_memory() const override { return false; }
-
-  void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) override;
   // A ring over the spans where they lie (gloo_ring.h); spans under kSmallSpanBytes travel staged.
-  void allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) override;
   bool reduces_spans_in_place() const override { return true; }
-  void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
-  void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
-  void barrier() override;
-  CollectiveWatch* watch() override { return &inspector_; }
 
  private:
-  // Runs `op` (a Gloo call with the given tag) and turns Gloo's exceptions into fusetrain errors.
+  void transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) override;
+  void transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) override;
+  void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) override;
+  void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) override;
+  void transfer_barrier() override;
+  // Runs `op` (a Gloo call with the next tag) and turns Gloo's exceptions into fusetrain errors.
   template <typename Op>
-  void run(const char* kind, std::size_t bytes, Op&& op);
+  void run(Op&& op);
 
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
-  StallInspector inspector_;
   std::chrono::milliseconds timeout_;
   std::uint32_t next_tag_ = 0;
-  std::string failure_;
 };
 
 }  // namespace ft

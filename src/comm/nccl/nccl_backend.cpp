@@ -2,28 +2,29 @@
 // event for completion, and ncclCommAbort on a timeout or asynchronous error.
 #include "comm/nccl/nccl_backend.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include "kernels/cuda_check.h"
 #include "comm/nccl/nccl_check.h"
+#include "comm/stall_inspector.h"
 #include "runtime/poll_backoff.h"
 #include "runtime/world.h"
 
 namespace ft {
 namespace {
 
+ncclDataType_t nccl_type_of(Float16Bits) { return ncclFloat16; }
+ncclDataType_t nccl_type_of(BFloat16Bits) { return ncclBfloat16; }
+ncclDataType_t nccl_type_of(float) { return ncclFloat32; }
+ncclDataType_t nccl_type_of(double) { return ncclFloat64; }
+ncclDataType_t nccl_type_of(std::int32_t) { return ncclInt32; }
+ncclDataType_t nccl_type_of(std::int64_t) { return ncclInt64; }
+ncclDataType_t nccl_type_of(std::uint8_t) { return ncclUint8; }
+
 ncclDataType_t nccl_type(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16: return ncclFloat16;
-    case DType::kBFloat16: return ncclBfloat16;
-    case DType::kFloat32: return ncclFloat32;
-    case DType::kFloat64: return ncclFloat64;
-    case DType::kInt32: return ncclInt32;
-    case DType::kInt64: return ncclInt64;
-    case DType::kUInt8: return ncclUint8;
-  }
-  throw Error(cat("no NCCL type for dtype ", static_cast<int>(dtype)));
+  return visit_dtype(dtype, [](auto element) { return nccl_type_of(element); });
 }
 
 void warn(const char* what, const std::exception& e) {
@@ -35,10 +36,9 @@ void warn(const char* what, const std::exception& e) {
 // A CUDA failure can hit one rank only (a bad device index on one node); the ranks agree on the local
 // set-up before the unique id is broadcast, so every rank reports it instead of the others hanging.
 NcclBackend::NcclBackend(const World& world, const BackendOptions& options)
-    : Backend(world.rank(), world.size()),
+    : Backend(world, "nccl", options.stall_timeout_s),
       device_(options.cuda_device),
-      timeout_s_(options.stall_timeout_s),
-      inspector_(world, "nccl", options.stall_timeout_s) {
+      timeout_s_(options.stall_timeout_s) {
   ncclUniqueId id{};
   std::string setup_error;
   try {
@@ -66,7 +66,7 @@ NcclBackend::NcclBackend(const World& world, const BackendOptions& options)
     PollBackoff wait(timeout_s_);
     while (poll_state() == ncclInProgress) {
       if (wait.expired())
-        throw inspector_.stall_error(cat("NCCL communicator set-up on device ", device_), wait.elapsed_s());
+        throw inspector().stall_error(cat("NCCL communicator set-up on device ", device_), wait.elapsed_s());
       wait.pause();
     }
   } catch (...) {
@@ -126,70 +126,57 @@ ncclResult_t NcclBackend::poll_state() {
   FT_CHECK_NCCL(ncclCommGetAsyncError(comm_, &state));
   if (state != ncclSuccess && state != ncclInProgress)
     throw_error(__FILE__, __LINE__,
-                cat(nccl_failure("asynchronous NCCL error", state, comm_), "; ", inspector_.diagnose()));
+                cat(nccl_failure("asynchronous NCCL error", state, comm_), "; ", inspector().diagnose()));
   return state;
 }
 
 void NcclBackend::wait_settled(PollBackoff& wait) {
   while (poll_state() == ncclInProgress) {
-    if (wait.expired()) throw inspector_.stall_error(wait.elapsed_s(), "the NCCL call did not return");
+    if (wait.expired()) throw inspector().stall_error(wait.elapsed_s(), "the NCCL call did not return");
     wait.pause();
   }
 }
 
 template <typename Launch>
-void NcclBackend::run(const char* kind, std::size_t bytes, cudaStream_t stream, Launch&& launch) {
-  FT_REQUIRE(failure_.empty(), "the nccl backend is unusable after an earlier failure: ", failure_);
-  inspector_.begin(kind, bytes);
+void NcclBackend::run(cudaStream_t stream, Launch&& launch) {
   PollBackoff wait(timeout_s_);
-  try {
-    FT_CHECK_CUDA(cudaSetDevice(device_));
-    launch();
-    wait_settled(wait);
-    FT_CHECK_CUDA(cudaEventRecord(done_, stream));
-    for (;;) {
-      const cudaError_t state = cudaEventQuery(done_);
-      if (state == cudaSuccess) break;
-      if (state != cudaErrorNotReady) FT_CHECK_CUDA(state);
-      poll_state();  // throws when NCCL reports an asynchronous error, e.g. a failed remote peer
-      if (wait.expired()) throw inspector_.stall_error(wait.elapsed_s());
-      wait.pause();
-    }
-  } catch (const std::exception& e) {
-    failure_ = e.what();
-    abort_communicator();
-    throw;
+  FT_CHECK_CUDA(cudaSetDevice(device_));
+  launch();
+  wait_settled(wait);
+  FT_CHECK_CUDA(cudaEventRecord(done_, stream));
+  for (;;) {
+    const cudaError_t state = cudaEventQuery(done_);
+    if (state == cudaSuccess) break;
+    if (state != cudaErrorNotReady) FT_CHECK_CUDA(state);
+    poll_state();  // throws when NCCL reports an asynchronous error, e.g. a failed remote peer
+    if (wait.expired()) throw inspector().stall_error(wait.elapsed_s());
+    wait.pause();
   }
-  inspector_.end();
 }
 
-void NcclBackend::allreduce(void* data, std::size_t count, DType dtype, void* stream) {
+void NcclBackend::transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  run("all-reduce", count * dtype_size(dtype), cuda_stream, [&] {
-    if (count == 0) return;
+  run(cuda_stream, [&] {
     FT_CHECK_NCCL_ASYNC(ncclAllReduce(data, data, count, nccl_type(dtype), ncclSum, comm_, cuda_stream), comm_);
   });
 }
 
-void NcclBackend::broadcast(void* data, std::size_t bytes, int root, void* stream) {
-  FT_REQUIRE(root >= 0 && root < size_, "broadcast root ", root, " is not a rank of a world of ", size_);
+void NcclBackend::transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  run("broadcast", bytes, cuda_stream, [&] {
-    if (bytes == 0) return;
+  run(cuda_stream, [&] {
     FT_CHECK_NCCL_ASYNC(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, cuda_stream), comm_);
   });
 }
 
-void NcclBackend::allgather(const void* in, void* out, std::size_t bytes, void* stream) {
+void NcclBackend::transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  run("all-gather", bytes * static_cast<std::size_t>(size_), cuda_stream, [&] {
-    if (bytes == 0) return;
+  run(cuda_stream, [&] {
     FT_CHECK_NCCL_ASYNC(ncclAllGather(in, out, bytes, ncclUint8, comm_, cuda_stream), comm_);
   });
 }
 
-void NcclBackend::barrier() {
-  run("barrier", 0, barrier_stream_, [&] {
+void NcclBackend::transfer_barrier() {
+  run(barrier_stream_, [&] {
     FT_CHECK_NCCL_ASYNC(ncclAllReduce(barrier_word_, barrier_word_, 1, ncclInt32, ncclSum, comm_, barrier_stream_),
                         comm_);
   });

@@ -6,10 +6,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <string>
-
 #include "comm/backend.h"
-#include "comm/stall_inspector.h"
 
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
 #error "the nccl backend needs NCCL 2.14 or newer (nonblocking communicators, ncclCommFinalize)"
@@ -30,19 +27,17 @@ class NcclBackend final : public Backend {
   NcclBackend(const World& world, const BackendOptions& options);
   ~NcclBackend() override;
 
-  std::string name() const override { return "nccl"; }
   bool uses_device_memory() const override { return true; }
 
-  void allreduce(void* data, std::size_t count, DType dtype, void* stream = nullptr) override;
-  void broadcast(void* data, std::size_t bytes, int root, void* stream = nullptr) override;
-  void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr) override;
-  void barrier() override;
-  CollectiveWatch* watch() override { return &inspector_; }
-
  private:
+  void transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) override;
+  void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) override;
+  void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) override;
+  void transfer_barrier() override;
+  void on_failure() noexcept override { abort_communicator(); }
   // Enqueues a collective with `launch`, then waits for it on `stream` until done or the deadline.
   template <typename Launch>
-  void run(const char* kind, std::size_t bytes, cudaStream_t stream, Launch&& launch);
+  void run(cudaStream_t stream, Launch&& launch);
   // ncclInProgress while the communicator is busy with a nonblocking call, else ncclSuccess; throws
   // on an (asynchronous) NCCL error, naming the ranks the heartbeat finds missing.
   ncclResult_t poll_state();
@@ -52,12 +47,10 @@ class NcclBackend final : public Backend {
 
   int device_ = 0;
   double timeout_s_;
-  StallInspector inspector_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t barrier_stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
   int* barrier_word_ = nullptr;
-  std::string failure_;
 };
 
 }  // namespace ft
