@@ -1,0 +1,114 @@
+# Several "nodes" on one machine for multi-node tests (source this file, as root): one network namespace per
+# node, veth links into a bridge in a hub namespace, each link shaped by tc tbf; nothing touches the host network.
+#
+# netns_up N [RATE]     starts node1..nodeN (addresses 10.77.0.1..N/24 on eth0, links shaped to RATE, default
+#                       10gbit, in both directions); exit 77 = skip when not root or namespaces are unavailable.
+#                       Exports NETNS_PREFIX (namespace names), NETNS_SUBNET and NETNS_MPIRUN_ARGS (the Open MPI
+#                       options that launch through netns_agent.sh and keep every byte between nodes on TCP).
+# netns_exec NODE CMD   runs CMD inside NODE: its network namespace plus a fresh UTS namespace whose hostname is
+#                       NODE (what gethostname, Open MPI, Slurm and the results file see)
+# netns_kill_node NODE  SIGKILLs every process of NODE (a node that dies)
+# netns_link NODE up|down  raises or cuts NODE's link (a network that refuses traffic between nodes)
+# netns_down            kills every process left in the namespaces and deletes them; safe twice and from a trap
+#
+# What this simulates: separate hosts as the software sees them (hostnames, one Open MPI daemon per node,
+# node-local ranks, shared memory only inside a node, all traffic between nodes over TCP on a link of a
+# stated bandwidth, a node vanishing, a link going down). What it does not: the wire's latency (veth hops
+# take microseconds, and netem is not used), RDMA / InfiniBand / RoCE, GPUDirect, NCCL across hosts, separate
+# file systems, clocks or kernels, and CPU isolation (every node shares this machine's cores and memory).
+# shellcheck shell=bash
+
+NETNS_SUBNET=10.77.0.0/24
+netns_nodes=()
+
+netns_name() { echo "${NETNS_PREFIX:?netns_up has not run}-$1"; }
+
+netns_exec() {
+  local node=$1
+  shift
+  ip netns exec "$(netns_name "$node")" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$node" "$@"
+}
+
+# The bucket of a tbf must hold a whole GSO packet (64 KiB) and about a millisecond of traffic.
+netns_shape() {  # namespace device rate
+  local bits burst
+  bits=$(numfmt --from=si "$(tr '[:lower:]' '[:upper:]' <<< "${3%bit}")")
+  burst=$((bits / 8 / 1000))
+  [ "$burst" -ge 262144 ] || burst=262144
+  ip -n "$1" link set "$2" gso_max_size 65536 2>/dev/null || true
+  tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst "$burst" latency 20ms
+}
+
+netns_probe() {
+  [ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+  local tool
+  for tool in ip tc unshare numfmt; do
+    command -v "$tool" > /dev/null || { echo "SKIP: $tool not found"; exit 77; }
+  done
+  local probe="ftprobe$$"
+  if ! ip netns add "$probe" 2>/dev/null; then echo "SKIP: ip netns add fails here"; exit 77; fi
+  local ok=1
+  ip -n "$probe" link add ftbr type bridge 2>/dev/null || ok=0
+  ip -n "$probe" link add ftv0 type veth peer name ftv1 2>/dev/null || ok=0
+  [ "$ok" -eq 0 ] || tc -n "$probe" qdisc add dev ftv0 root tbf rate 1gbit burst 256k latency 20ms 2>/dev/null || ok=0
+  ip netns exec "$probe" unshare --uts true 2>/dev/null || ok=0
+  ip netns del "$probe"
+  [ "$ok" -eq 1 ] || { echo "SKIP: bridge, veth, tc tbf or UTS namespaces unavailable"; exit 77; }
+}
+
+netns_up() {
+  local count=$1 rate=${2:-10gbit} i node ns hub
+  netns_probe
+  export NETNS_PREFIX=${NETNS_PREFIX:-ft$$}
+  hub=$(netns_name hub)
+  ip netns add "$hub"
+  netns_nodes=(hub)
+  ip -n "$hub" link add br0 type bridge
+  ip -n "$hub" link set br0 up
+  ip -n "$hub" link set lo up
+  for i in $(seq "$count"); do
+    node=node$i
+    ns=$(netns_name "$node")
+    ip netns add "$ns"
+    netns_nodes+=("$node")
+    ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$hub"
+    ip -n "$hub" link set "p$i" master br0 up
+    ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    netns_shape "$ns" eth0 "$rate"
+    netns_shape "$hub" "p$i" "$rate"
+  done
+  # Open MPI: launch through the agent instead of ssh, one daemon per node started from mpirun's node,
+  # TCP between nodes on the veth subnet only (shared memory and self inside a node).
+  NETNS_MPIRUN_ARGS="--mca plm_rsh_agent $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/netns_agent.sh"
+  NETNS_MPIRUN_ARGS+=" --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self,vader"
+  NETNS_MPIRUN_ARGS+=" --mca btl_tcp_if_include $NETNS_SUBNET --mca oob_tcp_if_include $NETNS_SUBNET"
+  export NETNS_SUBNET NETNS_MPIRUN_ARGS
+  echo "netns: $count node(s) up (prefix $NETNS_PREFIX, $NETNS_SUBNET, links $rate)"
+}
+
+netns_pids() { ip netns pids "$(netns_name "$1")" 2>/dev/null || true; }
+
+netns_kill_node() {
+  local pids
+  for _ in 1 2 3 4 5; do
+    pids=$(netns_pids "$1")
+    [ -n "$pids" ] || return 0
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null || true
+    sleep 0.2
+  done
+}
+
+netns_link() {  # node up|down
+  ip -n "$(netns_name "$1")" link set eth0 "$2"
+}
+
+netns_down() {
+  local node
+  [ -n "${NETNS_PREFIX:-}" ] || return 0
+  for node in "${netns_nodes[@]}"; do netns_kill_node "$node"; done
+  for node in "${netns_nodes[@]}"; do ip netns del "$(netns_name "$node")" 2>/dev/null || true; done
+  netns_nodes=()
+}
