@@ -1,14 +1,17 @@
 # Several "nodes" on one machine for multi-node tests (source this file, as root): one network namespace per
-# node, veth links into a bridge in a hub namespace, each link shaped by tc tbf; nothing touches the host network.
+# node, veth links into bridges in a "head" namespace (the switch, and a head node at 10.77.0.254 and
+# 10.78.0.254 for services such as slurmctld), each link shaped by tc tbf; nothing touches the host network.
 #
-# netns_up N [RATE]     starts node1..nodeN (addresses 10.77.0.1..N/24 on eth0, links shaped to RATE, default
-#                       10gbit, in both directions); exit 77 = skip when not root or namespaces are unavailable.
-#                       Exports NETNS_PREFIX (namespace names), NETNS_SUBNET and NETNS_MPIRUN_ARGS (the Open MPI
-#                       options that launch through netns_agent.sh and keep every byte between nodes on TCP).
-# netns_exec NODE CMD   runs CMD inside NODE: its network namespace plus a fresh UTS namespace whose hostname is
+# netns_up N [RATE]     starts node1..nodeN: the data network on eth0 (10.77.0.1..N/24, links shaped to RATE,
+#                       default 10gbit, in both directions) and an unshaped control network on eth1 (10.78.0.1..N/24,
+#                       as a cluster's management network); exit 77 = skip when not root or namespaces are
+#                       unavailable. Exports NETNS_PREFIX (namespace names), NETNS_SUBNET (data), NETNS_CTL_SUBNET
+#                       and NETNS_MPIRUN_ARGS (the Open MPI options that launch through netns_agent.sh and keep
+#                       every byte between nodes on TCP over the data network).
+# netns_exec NODE CMD   runs CMD inside NODE (or head): its network namespace plus a fresh UTS namespace whose hostname is
 #                       NODE (what gethostname, Open MPI, Slurm and the results file see)
 # netns_kill_node NODE  SIGKILLs every process of NODE (a node that dies)
-# netns_link NODE up|down  raises or cuts NODE's link (a network that refuses traffic between nodes)
+# netns_link NODE up|down [DEV]  raises or cuts NODE's data link (or DEV): traffic between nodes stops
 # netns_down            kills every process left in the namespaces and deletes them; safe twice and from a trap
 #
 # What this simulates: separate hosts as the software sees them (hostnames, one Open MPI daemon per node,
@@ -19,6 +22,7 @@
 # shellcheck shell=bash
 
 NETNS_SUBNET=10.77.0.0/24
+NETNS_CTL_SUBNET=10.78.0.0/24
 netns_nodes=()
 
 netns_name() { echo "${NETNS_PREFIX:?netns_up has not run}-$1"; }
@@ -26,7 +30,7 @@ netns_name() { echo "${NETNS_PREFIX:?netns_up has not run}-$1"; }
 netns_exec() {
   local node=$1
   shift
-  ip netns exec "$(netns_name "$node")" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$node" "$@"
+  nsenter --net="/run/netns/$(netns_name "$node")" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$node" "$@"
 }
 
 # The bucket of a tbf must hold a whole GSO packet (64 KiB) and about a millisecond of traffic.
@@ -42,7 +46,7 @@ netns_shape() {  # namespace device rate
 netns_probe() {
   [ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
   local tool
-  for tool in ip tc unshare numfmt; do
+  for tool in ip tc nsenter unshare numfmt; do
     command -v "$tool" > /dev/null || { echo "SKIP: $tool not found"; exit 77; }
   done
   local probe="ftprobe$$"
@@ -51,7 +55,7 @@ netns_probe() {
   ip -n "$probe" link add ftbr type bridge 2>/dev/null || ok=0
   ip -n "$probe" link add ftv0 type veth peer name ftv1 2>/dev/null || ok=0
   [ "$ok" -eq 0 ] || tc -n "$probe" qdisc add dev ftv0 root tbf rate 1gbit burst 256k latency 20ms 2>/dev/null || ok=0
-  ip netns exec "$probe" unshare --uts true 2>/dev/null || ok=0
+  nsenter --net="/run/netns/$probe" unshare --uts true 2>/dev/null || ok=0
   ip netns del "$probe"
   [ "$ok" -eq 1 ] || { echo "SKIP: bridge, veth, tc tbf or UTS namespaces unavailable"; exit 77; }
 }
@@ -60,11 +64,15 @@ netns_up() {
   local count=$1 rate=${2:-10gbit} i node ns hub
   netns_probe
   export NETNS_PREFIX=${NETNS_PREFIX:-ft$$}
-  hub=$(netns_name hub)
+  hub=$(netns_name head)
   ip netns add "$hub"
-  netns_nodes=(hub)
+  netns_nodes=(head)
   ip -n "$hub" link add br0 type bridge
+  ip -n "$hub" link add br1 type bridge
+  ip -n "$hub" addr add 10.77.0.254/24 dev br0
+  ip -n "$hub" addr add 10.78.0.254/24 dev br1
   ip -n "$hub" link set br0 up
+  ip -n "$hub" link set br1 up
   ip -n "$hub" link set lo up
   for i in $(seq "$count"); do
     node=node$i
@@ -73,8 +81,12 @@ netns_up() {
     netns_nodes+=("$node")
     ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$hub"
     ip -n "$hub" link set "p$i" master br0 up
+    ip link add eth1 netns "$ns" type veth peer name "c$i" netns "$hub"
+    ip -n "$hub" link set "c$i" master br1 up
     ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
+    ip -n "$ns" addr add "10.78.0.$i/24" dev eth1
     ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set eth1 up
     ip -n "$ns" link set lo up
     netns_shape "$ns" eth0 "$rate"
     netns_shape "$hub" "p$i" "$rate"
@@ -84,7 +96,7 @@ netns_up() {
   NETNS_MPIRUN_ARGS="--mca plm_rsh_agent $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/netns_agent.sh"
   NETNS_MPIRUN_ARGS+=" --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self,vader"
   NETNS_MPIRUN_ARGS+=" --mca btl_tcp_if_include $NETNS_SUBNET --mca oob_tcp_if_include $NETNS_SUBNET"
-  export NETNS_SUBNET NETNS_MPIRUN_ARGS
+  export NETNS_SUBNET NETNS_CTL_SUBNET NETNS_MPIRUN_ARGS
   echo "netns: $count node(s) up (prefix $NETNS_PREFIX, $NETNS_SUBNET, links $rate)"
 }
 
@@ -101,8 +113,8 @@ netns_kill_node() {
   done
 }
 
-netns_link() {  # node up|down
-  ip -n "$(netns_name "$1")" link set eth0 "$2"
+netns_link() {  # node up|down [device]
+  ip -n "$(netns_name "$1")" link set "${3:-eth0}" "$2"
 }
 
 netns_down() {
