@@ -7,4 +7,5 @@ while [ "$#" -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done  # ssh-style option
 host=${1:?usage: netns_agent.sh HOST COMMAND...}
 shift
 # ssh hands the remote shell one line made of the words; Open MPI quotes its words for that shell.
+# shellcheck disable=SC2016  # $0 and $1 belong to the inner shell
 exec nsenter --net="/run/netns/$NETNS_PREFIX-$host" unshare --uts -- sh -c 'hostname "$0" && exec sh -c "$1"' "$host" "$*"

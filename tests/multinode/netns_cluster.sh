@@ -1,6 +1,5 @@
-# Several "nodes" on one machine for multi-node tests (source this file, as root): one network namespace per
-# node, veth links into bridges in a "head" namespace (the switch, and a head node at 10.77.0.254 and
-# 10.78.0.254 for services such as slurmctld), each link shaped by tc tbf; nothing touches the host network.
+# Several "nodes" on one machine for multi-node tests (source this file, as root): a network namespace per node,
+# veth links into bridges in a "head" namespace, each link shaped by tc tbf; nothing touches the host network.
 #
 # netns_up N [RATE]     starts node1..nodeN: the data network on eth0 (10.77.0.1..N/24, links shaped to RATE,
 #                       default 10gbit, in both directions) and an unshaped control network on eth1 (10.78.0.1..N/24,
@@ -8,8 +7,9 @@
 #                       unavailable. Exports NETNS_PREFIX (namespace names), NETNS_SUBNET (data), NETNS_CTL_SUBNET
 #                       and NETNS_MPIRUN_ARGS (the Open MPI options that launch through netns_agent.sh and keep
 #                       every byte between nodes on TCP over the data network).
-# netns_exec NODE CMD   runs CMD inside NODE (or head): its network namespace plus a fresh UTS namespace whose hostname is
-#                       NODE (what gethostname, Open MPI, Slurm and the results file see)
+# netns_exec NODE CMD   runs CMD inside NODE, or on head (10.77.0.254 and 10.78.0.254: services such as
+#                       slurmctld): its network namespace plus a fresh UTS namespace whose hostname is NODE (what
+#                       gethostname, Open MPI, Slurm and the results file see)
 # netns_kill_node NODE  SIGKILLs every process of NODE (a node that dies)
 # netns_link NODE up|down [DEV]  raises or cuts NODE's data link (or DEV): traffic between nodes stops
 # netns_down            kills every process left in the namespaces and deletes them; safe twice and from a trap
@@ -30,6 +30,7 @@ netns_name() { echo "${NETNS_PREFIX:?netns_up has not run}-$1"; }
 netns_exec() {
   local node=$1
   shift
+  # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
   nsenter --net="/run/netns/$(netns_name "$node")" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$node" "$@"
 }
 
@@ -55,6 +56,7 @@ netns_probe() {
   ip -n "$probe" link add ftbr type bridge 2>/dev/null || ok=0
   ip -n "$probe" link add ftv0 type veth peer name ftv1 2>/dev/null || ok=0
   [ "$ok" -eq 0 ] || tc -n "$probe" qdisc add dev ftv0 root tbf rate 1gbit burst 256k latency 20ms 2>/dev/null || ok=0
+  # shellcheck disable=SC2016  # $0 and $@ belong to the inner shell
   nsenter --net="/run/netns/$probe" unshare --uts true 2>/dev/null || ok=0
   ip netns del "$probe"
   [ "$ok" -eq 1 ] || { echo "SKIP: bridge, veth, tc tbf or UTS namespaces unavailable"; exit 77; }
