@@ -43,7 +43,7 @@ namespace {
 std::string encode(const RankRecord& r) {
   std::ostringstream out;
   out.precision(17);
-  out << r.hostname << '\t' << r.device << '\t' << r.peak_memory_bytes << '\t' << r.train_images << '\t'
+  out << r.hostname << '\t' << r.device << '\t' << r.local_rank << '\t' << r.peak_memory_bytes << '\t' << r.train_images << '\t'
       << r.allreduce_bytes << '\t' << r.allreduce_s;
   for (double s : r.phase_s) out << '\t' << s;
   return out.str();
@@ -54,7 +54,7 @@ RankRecord decode(const std::string& text) {
   std::istringstream in(text);
   std::getline(in, r.hostname, '\t');
   std::getline(in, r.device, '\t');
-  in >> r.peak_memory_bytes >> r.train_images >> r.allreduce_bytes >> r.allreduce_s;
+  in >> r.local_rank >> r.peak_memory_bytes >> r.train_images >> r.allreduce_bytes >> r.allreduce_s;
   for (double& s : r.phase_s) in >> s;
   return r;
 }

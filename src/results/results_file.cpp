@@ -70,10 +70,12 @@ void write_results(const std::string& path, const RunRecord& r) {
     h5::Handle ranks = h5::create_group(file, "ranks");
     std::vector<std::string> hosts, devices;
     std::vector<std::int64_t> memory, images, bytes;
+    std::vector<std::int32_t> local_ranks;
     std::vector<double> allreduce_s;
     for (const auto& rank : r.ranks) {
       hosts.push_back(rank.hostname);
       devices.push_back(rank.device);
+      local_ranks.push_back(rank.local_rank);
       memory.push_back(rank.peak_memory_bytes);
       images.push_back(rank.train_images);
       bytes.push_back(rank.allreduce_bytes);
@@ -81,6 +83,7 @@ void write_results(const std::string& path, const RunRecord& r) {
     }
     h5::write_strings(ranks, "hostname", hosts);
     h5::write_strings(ranks, "device", devices);
+    h5::write(ranks, "local_rank", local_ranks.data(), {local_ranks.size()});
     h5::write(ranks, "peak_memory_bytes", memory.data(), {memory.size()});
     h5::write(ranks, "train_images", images.data(), {images.size()});
     h5::write(ranks, "allreduce_bytes", bytes.data(), {bytes.size()});
@@ -175,6 +178,9 @@ RunRecord read_results(const std::string& path) {
     h5::Handle ranks = h5::open_group(file, "ranks");
     const auto hosts = h5::read_strings(ranks, "hostname");
     const auto devices = h5::read_strings(ranks, "device");
+    // Files written before local ranks were recorded lack the column: every rank reads as 0.
+    const auto local_ranks = h5::exists(ranks, "local_rank") ? h5::read_all<std::int32_t>(ranks, "local_rank")
+                                                             : std::vector<std::int32_t>(hosts.size(), 0);
     const auto memory = h5::read_all<std::int64_t>(ranks, "peak_memory_bytes");
     const auto images = h5::read_all<std::int64_t>(ranks, "train_images");
     const auto bytes = h5::read_all<std::int64_t>(ranks, "allreduce_bytes");
@@ -187,6 +193,7 @@ RunRecord read_results(const std::string& path) {
     for (std::size_t i = 0; i < r.ranks.size(); ++i) {
       r.ranks[i].hostname = hosts[i];
       r.ranks[i].device = devices.at(i);
+      r.ranks[i].local_rank = local_ranks.at(i);
       r.ranks[i].peak_memory_bytes = memory.at(i);
       r.ranks[i].train_images = images.at(i);
       r.ranks[i].allreduce_bytes = bytes.at(i);

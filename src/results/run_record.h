@@ -20,6 +20,7 @@ constexpr std::size_t kRankPhases = 6;  // data, forward, backward, comm_wait, o
 
 struct RankRecord {
   std::string hostname, device;
+  int local_rank = 0;                  // rank among the ranks of its node (picks the node's GPU)
   std::array<double, kRankPhases> phase_s{};
   std::int64_t peak_memory_bytes = 0;
   std::int64_t train_images = 0;       // images in this rank's slice

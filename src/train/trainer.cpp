@@ -257,6 +257,7 @@ void Trainer::plan_steps() {
                                       CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra});
   out_.rank.hostname = world_.hostname();
   out_.rank.device = device_name(device_);
+  out_.rank.local_rank = world_.local_rank();
   out_.rank.train_images = s.train->size();
   reset_peak_memory(device_);
 }

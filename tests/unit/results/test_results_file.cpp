@@ -25,6 +25,7 @@ RunRecord sample(const std::string& name, int batch, double acc) {
   for (int e = 1; e <= 3; ++e) r.epochs.push_back({e, 1.0 / e, 0.3 * e, 1.2 / e, acc * e / 3, 0.01, 2.5, 900.0, true});
   r.ranks.resize(2);
   r.ranks[1].hostname = "node7";
+  r.ranks[1].local_rank = 3;
   r.ranks[1].phase_s[3] = 1.25;
   r.ranks[1].peak_memory_bytes = 1 << 20;
   r.utilization.push_back({0.1, 1, 55.0, 20.0});
@@ -56,6 +57,8 @@ TEST(ResultsFile, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.epochs[2].test_acc, 0.7);
   ASSERT_EQ(back.ranks.size(), 2u);
   EXPECT_EQ(back.ranks[1].hostname, "node7");
+  EXPECT_EQ(back.ranks[1].local_rank, 3);
+  EXPECT_EQ(back.ranks[0].local_rank, 0);
   EXPECT_DOUBLE_EQ(back.ranks[1].phase_s[3], 1.25);
   ASSERT_EQ(back.utilization.size(), 1u);
   EXPECT_DOUBLE_EQ(back.utilization[0].gpu_percent, 55.0);
