@@ -326,11 +326,14 @@ std::string default_mpirun() {
 int sweep_command(int argc, char** argv) {
   po::options_description options(
       "fusetrain sweep: expand a config's sweep: block into runs\n\n"
-      "usage: fusetrain sweep FILE [--out DIR] [--run] [--mpirun CMD] [--dry-run]\n\n"
+      "usage: fusetrain sweep FILE [--set KEY=VALUE]... [--out DIR] [--run] [--mpirun CMD] [--dry-run]\n\n"
       "Writes DIR (default runs/sweeps/<FILE stem>): config.yaml, manifest.yaml, points.tsv, sweep.sbatch\n"
       "(`sbatch DIR/sweep.sbatch` runs one array task per point) and run.sh (one mpirun per point).\n\n"
       "options");
   options.add_options()
+      ("set", po::value<std::vector<std::string>>()->composing(),
+       "KEY=VALUE applied to every point after its own settings (repeatable; not a swept key or output.*); "
+       "ranks=N runs every point on N ranks")
       ("out,o", po::value<std::string>(), "sweep directory (default runs/sweeps/<FILE stem>)")
       ("run", "train the points here, one after another (skipping finished ones), then print the report")
       ("mpirun", po::value<std::string>(),
@@ -368,7 +371,8 @@ int sweep_command(int argc, char** argv) {
   const std::string file = vm["file"].as<std::string>();
   Plan plan;
   try {
-    plan.sweep = load_sweep(file);
+    plan.sweep = load_sweep(file, vm.count("set") ? vm["set"].as<std::vector<std::string>>()
+                                                  : std::vector<std::string>{});
   } catch (const Error& e) {
     return report_error("fusetrain sweep", e, 2, "config error");
   }

@@ -34,7 +34,20 @@ struct Axis {
 
 class SweepReader {
  public:
-  SweepReader(const std::string& yaml, const std::string& origin) : yaml_(yaml), origin_(origin) {}
+  SweepReader(const std::string& yaml, const std::string& origin, const std::vector<std::string>& sets)
+      : yaml_(yaml), origin_(origin) {
+    for (const auto& set : sets) {
+      const std::size_t eq = set.find('=');
+      FT_REQUIRE(eq != std::string::npos && eq > 0, "--set ", set, ": expected key=value");
+      const std::string key = set.substr(0, eq);
+      FT_REQUIRE(key != "output" && key.rfind("output.", 0) != 0, "--set ", set,
+                 ": every point's output.dir and output.name are set by the sweep");
+      if (key == kRanks)
+        ranks_set_text_ = set;
+      else
+        sets_.push_back(set);
+    }
+  }
 
   Sweep read() {
     YAML::Node doc;
@@ -64,6 +77,7 @@ class SweepReader {
       }
     }
     FT_REQUIRE(!axes_.empty(), where(block_mark), ": sweep: lists no keys; add grid: or zip:");
+    check_sets();
 
     Sweep sweep;
     sweep.origin = origin_;
@@ -81,10 +95,34 @@ class SweepReader {
     return cat(origin_, ":", mark.line + 1, ":", mark.column + 1);
   }
 
+  // The point's overrides, then every --set.
+  std::vector<std::string> with_sets(std::vector<std::string> overrides) const {
+    overrides.insert(overrides.end(), sets_.begin(), sets_.end());
+    return overrides;
+  }
+
   Config parse(const std::vector<std::string>& overrides) const {
     LoadOptions options;
     options.allow_sweep_block = true;
-    return parse_config(yaml_, origin_, overrides, options);
+    return parse_config(yaml_, origin_, with_sets(overrides), options);
+  }
+
+  // A --set of a swept key would silently flatten the sweep; --set ranks=N must be a positive whole number
+  // and is kept for expand().
+  void check_sets() {
+    for (const auto& set : sets_) {
+      const std::string key = set.substr(0, set.find('='));
+      for (const auto& swept : seen_)
+        FT_REQUIRE(swept != key && key.rfind(swept + ".", 0) != 0 && swept.rfind(key + ".", 0) != 0, "--set ", set,
+                   ": key '", swept, "' is swept by ", origin_, "; drop the --set or the sweep key");
+    }
+    if (ranks_set_text_.empty()) return;
+    FT_REQUIRE(!seen_.count(kRanks), "--set ", ranks_set_text_, ": key 'ranks' is swept by ", origin_,
+               "; drop the --set or the sweep key");
+    const std::string value = ranks_set_text_.substr(ranks_set_text_.find('=') + 1);
+    const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+    ranks_set_ = digits && value.size() < 7 ? std::stoi(value) : 0;
+    FT_REQUIRE(ranks_set_ >= 1, "--set ", ranks_set_text_, ": expected a positive whole number of MPI ranks");
   }
 
   // The config without any sweep value must load: its own errors already name file, line and key.
@@ -249,6 +287,7 @@ class SweepReader {
     for (std::size_t index = 0; index < total; ++index) {
       SweepPoint point;
       point.index = index;
+      if (ranks_set_ > 0) point.ranks = ranks_set_;
       std::string number = std::to_string(index);
       point.name = "p" + std::string(static_cast<std::size_t>(width) - number.size(), '0') + number;
       for (std::size_t a = 0; a < axes_.size(); ++a) {
@@ -267,8 +306,9 @@ class SweepReader {
           }
         }
       }
+      point.overrides = with_sets(point.overrides);
       try {
-        parse(point.overrides);
+        parse_config(yaml_, origin_, point.overrides, LoadOptions{true});
       } catch (const Error& e) {
         std::string joined;
         for (const auto& o : point.overrides) joined += (joined.empty() ? "" : " ") + o;
@@ -315,7 +355,7 @@ class SweepReader {
 
   bool loads_as(const std::string& text, const std::string& expected_dump) const {
     try {
-      return dump_config(parse_config(text, origin_)) == expected_dump;
+      return dump_config(parse_config(text, origin_, sets_)) == expected_dump;
     } catch (const Error&) {
       return false;
     }
@@ -325,6 +365,9 @@ class SweepReader {
   const std::string& origin_;
   std::vector<Axis> axes_;
   std::set<std::string> seen_;
+  std::vector<std::string> sets_;  // --set overrides of every point, in order
+  int ranks_set_ = 0;              // --set ranks=N, when given (0: the sweep's own ranks)
+  std::string ranks_set_text_;
 };
 
 }  // namespace
@@ -335,14 +378,16 @@ int Sweep::max_ranks() const {
   return most;
 }
 
-Sweep parse_sweep(const std::string& yaml, const std::string& origin) { return SweepReader(yaml, origin).read(); }
+Sweep parse_sweep(const std::string& yaml, const std::string& origin, const std::vector<std::string>& sets) {
+  return SweepReader(yaml, origin, sets).read();
+}
 
-Sweep load_sweep(const std::string& path) {
+Sweep load_sweep(const std::string& path, const std::vector<std::string>& sets) {
   std::ifstream in(path);
   FT_REQUIRE(in, "cannot read sweep file ", path);
   std::stringstream text;
   text << in.rdbuf();
-  return parse_sweep(text.str(), path);
+  return parse_sweep(text.str(), path, sets);
 }
 
 }  // namespace ft

@@ -25,7 +25,10 @@ struct Sweep {
 
 // Parses `yaml` (the text of a config with a sweep: block; `origin` names it in messages) and checks
 // every point with parse_config. Errors name origin:line:column and the key at fault.
-Sweep parse_sweep(const std::string& yaml, const std::string& origin);
-Sweep load_sweep(const std::string& path);
+// `sets` ("key=value", as for --set) apply to every point: they follow the point's own overrides, may
+// not name a swept key or output.*, and `ranks=N` sets the ranks of every point of a sweep that does
+// not vary them.
+Sweep parse_sweep(const std::string& yaml, const std::string& origin, const std::vector<std::string>& sets = {});
+Sweep load_sweep(const std::string& path, const std::vector<std::string>& sets = {});
 
 }  // namespace ft
