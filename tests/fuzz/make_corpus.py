@@ -37,7 +37,7 @@ def noise(n: int) -> bytes:
 
 def config_seeds() -> None:
     for path in ["configs/quickstart.yaml", "configs/experiments/fashion_mnist.yaml",
-                 "configs/experiments/precision.yaml"]:
+                 "configs/coursework/q2b_precision.yaml"]:
         with open(os.path.join(ROOT, path), "rb") as f:
             write("config", os.path.basename(path), f.read())
     write("config", "conv_stack.yaml", b"model: {name: conv_stack, layers: [{type: conv, out: 8}, relu, "

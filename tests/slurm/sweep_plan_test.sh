@@ -25,7 +25,7 @@ done < <(grep -l '^sweep:' "$FUSETRAIN_SOURCE"/configs/*/*.yaml)
 
 # The batch-size sweep in detail.
 out=$work/batch
-"$bin" sweep "$FUSETRAIN_SOURCE/configs/experiments/batch_size.yaml" --out "$out" | tee "$work/plan.log"
+"$bin" sweep "$FUSETRAIN_SOURCE/configs/coursework/batch_size.yaml" --out "$out" | tee "$work/plan.log"
 grep -q "sweep batch_size: 8 points, up to 2 rank(s)" "$work/plan.log"
 grep -q '^#SBATCH --ntasks=2$' "$out/sweep.sbatch"
 grep -q '^#SBATCH --signal=B:USR1@120$' "$out/sweep.sbatch"
@@ -83,13 +83,23 @@ last+=" --set output.name=p007-batch_size=128-ranks=2"
 [ "$(tail -n 1 "$FAKE_LOG")" = "$last" ] || fail "run.sh's last launch: $(tail -n 1 "$FAKE_LOG")"
 
 # A plan may not be replaced under results of another plan; --dry-run writes nothing.
-sed 's/\[16, 32, 64, 128\]/[16, 32]/' "$FUSETRAIN_SOURCE/configs/experiments/batch_size.yaml" > "$work/batch.yaml"
+sed 's/\[16, 32, 64, 128\]/[16, 32]/' "$FUSETRAIN_SOURCE/configs/coursework/batch_size.yaml" > "$work/batch.yaml"
 status=0; "$bin" sweep "$work/batch.yaml" --out "$out" 2> "$work/stale.err" || status=$?
 if ! { [ "$status" -eq 1 ] && grep -q "holds results or checkpoints of a different plan" "$work/stale.err"; }; then
   fail "stale plan accepted (status $status)"
 fi
 "$bin" sweep "$work/batch.yaml" --out "$work/dry" --dry-run | grep -q "^p003-batch_size=32-ranks=2$"
 [ ! -e "$work/dry" ] || fail "--dry-run wrote $work/dry"
+
+# --set reaches every point's command; a swept key cannot be set.
+"$bin" sweep "$FUSETRAIN_SOURCE/configs/coursework/q2c_regularization.yaml" --out "$work/set" --dry-run \
+  --set data.path=/scratch/cifar10 --set train.epochs=3 > "$work/set.log"
+[ "$(grep -c -- "--set data.path=/scratch/cifar10 --set train.epochs=3 --set output.dir=" "$work/set.log")" -eq 4 ] ||
+  fail "--set did not reach the 4 points: $(cat "$work/set.log")"
+status=0; "$bin" sweep "$FUSETRAIN_SOURCE/configs/coursework/batch_size.yaml" --out "$work/set2" \
+  --set data.batch_size=8 2> "$work/set.err" || status=$?
+[ "$status" -eq 2 ] && grep -q "set data.batch_size=8: key 'data.batch_size' is swept by" "$work/set.err" ||
+  fail "a swept --set key was accepted (status $status): $(cat "$work/set.err")"
 
 # Mistakes name the file, line, column and key.
 printf 'model: {name: simple_cnn}\nsweep:\n  grid:\n    data.batchsize: [16, 32]\n' > "$work/bad.yaml"
