@@ -280,6 +280,10 @@ std::vector<Option> option_table(Config& c) {
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,
          "allow more ranks per node than GPUs (not with nccl)");
   b.text("distributed.timeline", &c.distributed.timeline, "Chrome-trace JSON file of communication phases");
+  b.number("profile.wait", &c.profile.wait, "operator profiler: optimizer steps before it starts", at_least(0));
+  b.number("profile.warmup", &c.profile.warmup, "operator profiler: steps traced and discarded", at_least(0));
+  b.number("profile.active", &c.profile.active, "operator profiler: steps recorded", at_least(1));
+  b.text("profile.trace", &c.profile.trace, "Chrome-trace JSON of operators and memory (\"\" = off)");
 
   b.text("output.dir", &c.output.dir, "folder for results files and checkpoints");
   b.text("output.name", &c.output.name, "results file stem (default: model-dataset-Nr-timestamp)");

@@ -105,6 +105,15 @@ struct DistributedConfig {
   std::string timeline;             // Chrome-trace JSON output path ("" = off)
 };
 
+// Per-operator profiling of a window of optimizer steps: `wait` steps untouched, `warmup` steps traced and
+// discarded, `active` steps recorded (operators, shapes, memory) into a Chrome trace at `trace`.
+struct ProfileConfig {
+  int wait = 1;
+  int warmup = 1;
+  int active = 3;
+  std::string trace;  // Chrome-trace JSON output path ("" = off); ranks other than 0 add .rankN
+};
+
 struct OutputConfig {
   std::string dir = "runs";
   std::string name;  // results file stem; "" = <model>-<dataset>-<ranks>r-<timestamp>
@@ -119,6 +128,7 @@ struct Config {
   RegularizationConfig regularization;
   TrainConfig train;
   DistributedConfig distributed;
+  ProfileConfig profile;
   OutputConfig output;
 };
 

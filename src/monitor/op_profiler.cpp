@@ -1,0 +1,102 @@
+// The operator profiler's window: prepareProfiler (warm-up), enableProfiler (record operators with input
+// shapes and memory), disableProfiler and save the Chrome trace atomically, on CPU and CUDA activities.
+#include "monitor/op_profiler.h"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <cstdio>
+#include <set>
+
+#include "io/atomic_file.h"
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+namespace prof = torch::autograd::profiler;
+namespace impl = torch::profiler::impl;
+
+impl::ProfilerConfig kineto_config() {
+  return impl::ProfilerConfig(impl::ProfilerState::KINETO, /*report_input_shapes=*/true, /*profile_memory=*/true);
+}
+
+std::set<impl::ActivityType> activities(bool cuda) {
+  std::set<impl::ActivityType> kinds = {impl::ActivityType::CPU};
+  if (cuda) kinds.insert(impl::ActivityType::CUDA);
+  return kinds;
+}
+
+}  // namespace
+
+std::string profile_trace_path(const std::string& trace, int rank) {
+  if (trace.empty() || rank == 0) return trace;
+  const std::size_t slash = trace.rfind('/');
+  const std::size_t dot = trace.rfind('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const std::string stem = has_ext ? trace.substr(0, dot) : trace;
+  return cat(stem, ".rank", rank, has_ext ? trace.substr(dot) : std::string());
+}
+
+OpProfiler::OpProfiler(const ProfileConfig& config, int rank, bool cuda)
+    : config_(config), path_(profile_trace_path(config.trace, rank)), cuda_(cuda) {
+  FT_REQUIRE(config.wait >= 0 && config.warmup >= 0 && config.active >= 1, "profile: wait ", config.wait,
+             " and warmup ", config.warmup, " must be >= 0 and active ", config.active, " >= 1");
+  if (enabled()) {
+    const std::size_t slash = path_.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+    try {
+      ensure_writable_directory(dir);
+    } catch (const std::exception& e) {
+      throw Error(cat("profile.trace ", path_, " cannot be written: ", e.what()));
+    }
+  }
+  if (enabled() && config_.wait == 0) prepare();
+  if (enabled() && config_.wait == 0 && config_.warmup == 0) record();
+}
+
+OpProfiler::~OpProfiler() {
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: operator profile %s not written: %s\n", path_.c_str(), e.what());
+  }
+}
+
+void OpProfiler::prepare() {
+  prof::prepareProfiler(kineto_config(), activities(cuda_));
+  state_ = State::kWarmingUp;
+}
+
+void OpProfiler::record() {
+  prof::enableProfiler(kineto_config(), activities(cuda_));
+  state_ = State::kRecording;
+}
+
+void OpProfiler::save() {
+  std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
+  state_ = State::kDone;
+  FT_REQUIRE(result, "profile.trace ", path_, ": the profiler returned no result");
+  AtomicFile out(path_);
+  result->save(out.temp_path());
+  out.commit();
+  written_ = true;
+}
+
+void OpProfiler::step() {
+  if (!enabled() || state_ == State::kDone) return;
+  ++steps_;
+  if (state_ == State::kWaiting && steps_ == config_.wait) prepare();
+  if (state_ == State::kWarmingUp && steps_ == static_cast<long>(config_.wait) + config_.warmup) record();
+  if (state_ == State::kRecording && steps_ == static_cast<long>(config_.wait) + config_.warmup + config_.active)
+    save();
+}
+
+std::string OpProfiler::finish() {
+  if (!enabled()) return "";
+  if (state_ == State::kRecording) save();
+  if (state_ == State::kWarmingUp) prof::disableProfiler();  // warming up, never recording: nothing to keep
+  state_ = State::kDone;
+  return written_ ? path_ : "";
+}
+
+}  // namespace ft
