@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The whole coursework in one command: every config of configs/coursework/ trained (sweeps point by point),
+# the launcher comparison and the kernel benchmarks, then one report by tools/report/coursework.py.
+#
+# Usage: jobs/workstation/coursework.sh [--smoke | --full] [--out DIR] [--data DIR]
+#   --smoke  on the CPU: real Fashion-MNIST (/usr/share/datasets/fashion-mnist) cut to SMOKE_TRAIN training
+#            and SMOKE_TEST test images, 2 epochs (6 for the overfitting study): minutes (the default)
+#   --full   the configs as written, on CIFAR-10 shards in --data (default data/cifar10) and the GPUs here
+#   --out    output folder (default runs/coursework-smoke or runs/coursework); the report is OUT/report/
+#            coursework.{md,html}. Running again resumes: runs whose results file exists are skipped.
+# Environment: FUSETRAIN_BIN, FUSETRAIN_PREP (default build/bin/...), PYTHON (default the project venv's),
+#   LAUNCHER (starts the ranks, given -n RANKS; default mpirun --oversubscribe --bind-to none, plus
+#   --allow-run-as-root for root; jobs/slurm/coursework.sbatch sets srun), NGPUS (GPUs to use; default
+#   counted by nvidia-smi in full mode, 0 in smoke mode), SMOKE_TRAIN (256), SMOKE_TEST (128),
+#   LOCAL_SLURM=1 (start a private SLURM cluster for the srun launcher row, see tools/bench/launchers.sh).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+mode=smoke out="" data=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --smoke|--full) mode=${1#--} ;;
+    --out) out=$2; shift ;;
+    --data) data=$2; shift ;;
+    -h|--help) sed -n '4,16p' "$0"; exit 0 ;;
+    *) echo "coursework.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+bin=${FUSETRAIN_BIN:-$root/build/bin/fusetrain}
+prep=${FUSETRAIN_PREP:-$(dirname "$bin")/fusetrain-prep}
+python=${PYTHON:-${FUSETRAIN_CACHE:-$HOME/.cache/fusetrain}/venv/bin/python}
+default_launcher="mpirun --oversubscribe --bind-to none"
+[ "$(id -u)" -ne 0 ] || default_launcher+=" --allow-run-as-root"
+launcher=${LAUNCHER:-$default_launcher}
+configs=$root/configs/coursework
+[ -x "$bin" ] || { echo "coursework.sh: $bin not found: build first (make build) or set FUSETRAIN_BIN" >&2; exit 2; }
+
+common=()   # --set options of every run
+if [ "$mode" = smoke ]; then
+  out=${out:-runs/coursework-smoke}
+  mkdir -p "$out" && out=$(cd "$out" && pwd)
+  ngpus=0
+  src=/usr/share/datasets/fashion-mnist
+  data=${data:-$out/data}
+  if [ ! -f "$data/test-00000-of-00002.h5" ]; then
+    [ -f "$src/train-images-idx3-ubyte.gz" ] || { echo "coursework.sh: $src missing (dataset-fashion-mnist)" >&2; exit 2; }
+    "$prep" --format idx --input "$src" --output "$data" --shards 2 --limit 2000 --name fashion-mnist > /dev/null
+  fi
+  common+=(--set "data.limit_train=${SMOKE_TRAIN:-256}" --set "data.limit_test=${SMOKE_TEST:-128}"
+           --set train.epochs=2 --set train.device=cpu --set train.threads=1)
+else
+  out=${out:-runs/coursework}
+  data=${data:-data/cifar10}
+  if [ -n "${NGPUS:-}" ]; then ngpus=$NGPUS
+  elif [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then ngpus=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | grep -c .)
+  else ngpus=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU'); fi
+fi
+common+=(--set "data.path=$data")
+backend=()  # runs that do not compare backends: NCCL with a GPU per rank, else Gloo (sharing one GPU)
+if [ "$ngpus" -eq 1 ]; then backend=(--set distributed.backend=gloo --set distributed.allow_device_sharing=true)
+elif [ "$ngpus" -eq 0 ]; then backend=(--set distributed.backend=gloo); fi
+mkdir -p "$out/results" "$out/logs" "$out/sweeps"
+out=$(cd "$out" && pwd)
+skipped=$out/skipped.tsv
+printf 'experiment\tpoint\treason\n' > "$skipped"
+printf 'mode\t%s\ngpus\t%s\ndata\t%s\nlauncher\t%s\n' "$mode" "$ngpus" "$data" "$launcher" > "$out/environment.tsv"
+
+# Why a point cannot run on this host ("" when it can): its overrides and ranks.
+gpu_reason() {
+  local ranks=$1 overrides=$2
+  if [[ "$overrides" == *distributed.backend=nccl* ]] && [ "$ngpus" -lt "$ranks" ]; then
+    echo "NCCL needs one GPU per rank ($ranks ranks, $ngpus GPUs here): not run on this host"
+  elif [[ "$overrides" =~ precision.dtype=(fp16|bf16) ]] && [ "$ngpus" -eq 0 ]; then
+    echo "${BASH_REMATCH[1]} needs a CUDA device: not run on this host"
+  fi
+}
+
+# train NAME RANKS CONFIG [--set ...]: one run into OUT/results/NAME.h5, skipped when that exists.
+train() {
+  local name=$1 ranks=$2 config=$3
+  shift 3
+  [ ! -f "$out/results/$name.h5" ] || { echo "$name: done earlier"; return 0; }
+  echo "$name: training on $ranks rank(s)"
+  # shellcheck disable=SC2086
+  if ! $launcher -n "$ranks" "$bin" train --config "$config" "$@" --set "output.dir=$out/results" \
+      --set "output.name=$name" < /dev/null > "$out/logs/$name.log" 2>&1; then
+    echo "coursework.sh: $name failed; last lines of $out/logs/$name.log:" >&2
+    tail -n 20 "$out/logs/$name.log" >&2
+    exit 1
+  fi
+}
+
+# sweep STEM [--set ...]: plans configs/coursework/STEM.yaml into OUT/sweeps/STEM with `fusetrain sweep`
+# and trains its points; points this host cannot run are listed in skipped.tsv with the reason.
+sweep() {
+  local stem=$1 dir=$out/sweeps/$1 index name ranks config results reason
+  shift
+  "$bin" sweep "$configs/$stem.yaml" --out "$dir" "$@" > "$out/logs/sweep-$stem.log"
+  while IFS=$'\t' read -r index name ranks config results rest <&3; do
+    [[ "$index" == "#"* ]] && continue
+    reason=$(gpu_reason "$ranks" "$rest")
+    if [ -n "$reason" ]; then
+      printf '%s\t%s\t%s\n' "$stem" "$name" "$reason" >> "$skipped"
+      continue
+    fi
+    local sets=()
+    if [ -n "$rest" ]; then
+      IFS=$'\t' read -r -a overrides <<< "$rest"
+      for o in "${overrides[@]}"; do sets+=(--set "$o"); done
+    fi
+    [ -f "$results/$name.h5" ] && { echo "$stem/$name: done earlier"; continue; }
+    echo "$stem/$name: training on $ranks rank(s)"
+    # shellcheck disable=SC2086
+    if ! $launcher -n "$ranks" "$bin" train --config "$config" "${sets[@]}" --set "output.dir=$results" \
+        --set "output.name=$name" < /dev/null > "$dir/logs/$name.log" 2>&1; then
+      echo "coursework.sh: $stem/$name failed; last lines of $dir/logs/$name.log:" >&2
+      tail -n 20 "$dir/logs/$name.log" >&2
+      exit 1
+    fi
+  done 3< "$dir/points.tsv"
+}
+
+q2a=()
+[ "$mode" = full ] || q2a=(--set train.epochs=6)
+train q1a_one_gpu 1 "$configs/q1a_one_gpu.yaml" "${common[@]}" "${backend[@]}"
+train q1b_two_gpus 2 "$configs/q1b_two_gpus.yaml" "${common[@]}" "${backend[@]}"
+train q2a_overfitting 1 "$configs/q2a_overfitting.yaml" "${common[@]}" "${backend[@]}" "${q2a[@]}"
+for stem in q2b_precision q2c_regularization batch_size grad_accumulation optimizers last_batch; do
+  sweep "$stem" "${common[@]}" "${backend[@]}"
+done
+sweep q2d_backends "${common[@]}"
+
+if [ -f "$out/launchers/launchers.tsv" ]; then echo "launchers: done earlier"; else
+echo "launchers: one process, mpirun and srun"
+mpirun=$launcher srun=${SRUN:-srun --mpi=pmix}
+if [[ "$launcher" == srun* ]]; then mpirun=$default_launcher srun=$launcher; fi
+MPIRUN=$mpirun SRUN=$srun FUSETRAIN_BIN=$bin \
+  "$root/tools/bench/launchers.sh" "$configs/q1b_two_gpus.yaml" "$out/launchers" "${common[@]}" "${backend[@]}" \
+  > "$out/logs/launchers.log" 2>&1 || { tail -n 20 "$out/logs/launchers.log" >&2; exit 1; }
+fi
+
+echo "kernels: fusetrain bench kernels"
+kernel_args=()
+[ "$mode" = full ] || kernel_args=(--batch 8 --channels 8 --out-channels 16 --size 16 --gray-images 200 --iterations 3 --warmup 1)
+"$bin" bench kernels "${kernel_args[@]}" > "$out/kernels.md" 2> "$out/logs/kernels.log" ||
+  { tail -n 20 "$out/logs/kernels.log" >&2; exit 1; }
+
+"$python" "$root/tools/report/coursework.py" "$out"

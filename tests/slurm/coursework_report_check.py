@@ -1,0 +1,74 @@
+# Checks the coursework report of a smoke run: every question's section is there with its tables (rows
+# filled, no empty cells) and figures (non-empty PNGs), numbers match the results files, and the parts a
+# CPU host cannot run say why. Usage: coursework_report_check.py OUT SOURCE_DIR
+import json
+import pathlib
+import sys
+
+out, source = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+sys.path.insert(0, str(source / "tools" / "report"))
+from results import read_run  # noqa: E402
+
+report = out / "report"
+contents = json.loads((report / "contents.json").read_text())
+markdown = (report / "coursework.md").read_text()
+page = (report / "coursework.html").read_text()
+failures = []
+
+
+def check(ok, message):
+    if not ok:
+        failures.append(message)
+
+
+sections = {s["title"].split(":")[0]: s for s in contents["sections"]}
+expected = {  # section -> (tables at least, figures at least)
+    "Environment": (1, 0), "Q1a": (2, 2), "Q1b": (2, 2), "Q1c": (1, 1), "Q2a": (1, 1), "Q2b": (1, 1),
+    "Q2c": (2, 1), "Q2d": (2, 0), "Batch size 16 / 32 / 64 / 128 on one and two GPUs": (1, 1),
+    "Gradient accumulation at a fixed effective batch": (1, 0),
+    "Optimizers": (1, 1), "The last, smaller batch": (2, 0), "Launchers": (1, 0), "CUDA kernels": (2, 0)}
+for name, (tables, figures) in expected.items():
+    s = sections.get(name)
+    check(s is not None, f"section {name} missing")
+    if s is None:
+        continue
+    check(len(s["tables"]) >= tables, f"{name}: {len(s['tables'])} tables, expected {tables}")
+    check(len(s["figures"]) >= figures, f"{name}: {len(s['figures'])} figures, expected {figures}")
+    for t in s["tables"]:
+        check(t["rows"] > 0 and t["empty_cells"] == 0, f"{name}: table {t['name']} is empty or has empty cells")
+    for f in s["figures"]:
+        check((report / f).stat().st_size > 1000, f"{name}: figure {f} missing or empty")
+        check(f in markdown and f in page, f"{name}: figure {f} not shown on both pages")
+check(page.count("<table>") == sum(len(s["tables"]) for s in contents["sections"]), "HTML tables differ")
+
+# Filled from the runs: the Q1a row's numbers are the results file's, and the epoch log is there.
+q1a = read_run(out / "results" / "q1a_one_gpu.h5")
+check("| q1a_one_gpu | 1 | cpu" in markdown, "Q1a row missing")
+check(f"{100 * q1a.summary['final_test_acc']:.2f} |" in markdown, "Q1a test accuracy not in the report")
+check("Epoch [2/2], Train Loss: " in markdown, "per-epoch log lines missing")
+check("local 32 (global 64)" in markdown, "Q1b batch not shown as local (global)")
+for stem, points in (("batch_size", 8), ("q2c_regularization", 4), ("grad_accumulation", 4), ("optimizers", 4)):
+    done = len(list((out / "sweeps" / stem / "results").glob("*.h5")))
+    check(done == points, f"{stem}: {done} results files, expected {points}")
+
+# What a CPU host cannot run is named with the reason.
+reasons = {"Q2b": "fp16 needs a CUDA device: not run on this host",
+           "Q2d": "NCCL needs one GPU per rank (2 ranks, 0 GPUs here): not run on this host",
+           "Q1a": "GPU utilisation is sampled through NVML on GPUs",
+           "CUDA kernels": "the CUDA rows need a GPU: not run on this host"}
+for name, reason in reasons.items():
+    absent = " ".join(sections.get(name, {}).get("absent", []))
+    check(reason in absent, f"{name}: does not say '{reason}' (says: {absent})")
+check(markdown.count("| not run |") >= 4, "skipped points have no rows")
+check("| mpirun | 2 |" in markdown, "launcher row for mpirun missing")
+srun_rows = [line for line in markdown.splitlines() if line.startswith("| srun | 2 |")]
+check(len(srun_rows) == 1, "launcher row for srun missing")
+if srun_rows and "not run" in srun_rows[0]:
+    check(any(a.startswith("srun: not run") for a in sections["Launchers"]["absent"]), "srun row without its reason")
+
+if failures:
+    print("FAIL:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print(f"report complete: {len(contents['sections'])} sections, "
+      f"{sum(len(s['tables']) for s in contents['sections'])} tables, "
+      f"{sum(len(s['figures']) for s in contents['sections'])} figures")

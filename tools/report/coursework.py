@@ -1,0 +1,416 @@
+# The coursework report: reads the folder written by jobs/workstation/coursework.sh (results, sweeps,
+# launcher times, kernel benchmarks, skipped points) and writes one page per the assignment's questions.
+"""Usage: python tools/report/coursework.py OUT
+
+OUT is the folder of jobs/workstation/coursework.sh. Writes OUT/report/coursework.md, coursework.html,
+contents.json (every section with its tables and figures, for the tests) and the PNGs they show.
+A part that could not run on the host (NCCL or fp16 without GPUs, srun without SLURM) is named with
+the reason instead of being left out.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import plots  # noqa: E402
+from page import Page  # noqa: E402
+from results import Run, read_run, sweep_points  # noqa: E402
+
+MIB = 1024.0 ** 2
+COLUMNS = ["run", "GPUs", "device", "batch", "epochs", "train time (s)", "total time (s)", "memory (MiB)",
+           "train acc (%)", "test acc (%)"]
+
+
+class Coursework:
+    """The runs of one coursework folder, by experiment."""
+
+    def __init__(self, out: pathlib.Path):
+        self.out = out
+        self.single = {p.stem: read_run(p) for p in sorted((out / "results").glob("*.h5"))}
+        self.skipped: dict[str, list[tuple[str, str]]] = {}
+        for line in (out / "skipped.tsv").read_text().splitlines()[1:]:
+            stem, point, reason = line.split("\t")
+            self.skipped.setdefault(stem, []).append((point, reason))
+        self.env = dict(line.split("\t", 1) for line in (out / "environment.tsv").read_text().splitlines())
+
+    def sweep(self, stem: str) -> list[tuple[dict, Run | None]]:
+        directory = self.out / "sweeps" / stem
+        if not (directory / "points.tsv").exists():
+            return []
+        return [(p, read_run(p["results"]) if p["results"].exists() else None) for p in sweep_points(directory)]
+
+    def reason(self, stem: str, point: str) -> str:
+        return dict(self.skipped.get(stem, [])).get(point, "no results file (the run did not finish)")
+
+
+def ranks(run: Run) -> int:
+    return int(run.provenance.get("world_size", 1))
+
+
+def device(run: Run) -> str:
+    return ", ".join(sorted(set(run.ranks["device"])))
+
+
+def batch(run: Run) -> str:
+    return f"local {run.batch_size} (global {run.batch_size * ranks(run)})"
+
+
+def memory_mib(run: Run) -> float:
+    return float(np.max(run.ranks["peak_memory_bytes"])) / MIB
+
+
+def last_train_acc(run: Run) -> float:
+    return 100 * float(run.epochs["train_acc"][-1])
+
+
+def row(name: str, run: Run) -> list:
+    s = run.summary
+    return [name, ranks(run), device(run), batch(run), len(run.epochs["epoch"]), f"{s['train_time_s']:.1f}",
+            f"{s['wall_time_s']:.1f}", f"{memory_mib(run):.0f}", f"{last_train_acc(run):.2f}",
+            f"{100 * s['final_test_acc']:.2f}"]
+
+
+def rank_rows(run: Run) -> tuple[list[str], list[list]]:
+    """Per-rank rows: time split, memory, images, and each rank's own loss/accuracy when recorded."""
+    extra = [c for c in ("train_loss", "train_acc") if c in run.ranks]
+    header = ["rank", "host", "device", "time (s)", "forward (s)", "backward (s)", "comm wait (s)", "data (s)",
+              "memory (MiB)", "train images"] + extra
+    rows = []
+    for r in range(len(run.ranks["hostname"])):
+        seconds = sum(float(run.ranks[c][r]) for c in plots.CATEGORIES["compute"] + ("comm_wait_s", "data_s"))
+        rows.append([r, run.ranks["hostname"][r], run.ranks["device"][r], f"{seconds:.1f}",
+                     f"{float(run.ranks['forward_s'][r]):.1f}", f"{float(run.ranks['backward_s'][r]):.1f}",
+                     f"{float(run.ranks['comm_wait_s'][r]):.1f}", f"{float(run.ranks['data_s'][r]):.1f}",
+                     f"{float(run.ranks['peak_memory_bytes'][r]) / MIB:.0f}", int(run.ranks["train_images"][r])]
+                    + [f"{float(run.ranks[c][r]):.4f}" for c in extra])
+    return header, rows
+
+
+def epoch_log(run: Run) -> str:
+    n = len(run.epochs["epoch"])
+    return "\n".join(f"Epoch [{int(e)}/{n}], Train Loss: {tl:.4f}, Test Accuracy: {100 * ta:.2f}%"
+                     for e, tl, ta in zip(run.epochs["epoch"], run.epochs["train_loss"], run.epochs["test_acc"]))
+
+
+def overfit_verdict(run: Run) -> str:
+    """From the run's own numbers: the overfitting flag (test loss rising while train loss falls) and
+    the gap between train and test accuracy at the end."""
+    gap = last_train_acc(run) - 100 * run.summary["final_test_acc"]
+    ev = plots.evaluated(run)
+    test_loss = run.epochs["test_loss"][ev]
+    best = int(run.epochs["epoch"][ev][int(np.argmin(test_loss))])
+    if run.summary.get("overfit"):
+        return (f"overfits: test loss rose while train loss fell from epoch {run.summary['overfit_epoch']} "
+                f"(lowest test loss at epoch {best}); train accuracy ends {gap:.1f} points above test accuracy")
+    return (f"no overfitting detected: test loss was lowest at epoch {best} of {len(test_loss)} and did not "
+            f"rise for the window while train loss fell; train-test accuracy gap {gap:.1f} points")
+
+
+class Writer:
+    def __init__(self, cw: Coursework, page: Page):
+        self.cw, self.page = cw, page
+
+    def curves(self, run: Run, caption: str) -> None:
+        path = self.page.out / f"{plots.file_stem(run)}-curves.png"
+        plots.plot_curves(run, path)
+        self.page.figure(path, caption)
+
+    def rank_time(self, run: Run) -> None:
+        path = self.page.out / f"{plots.file_stem(run)}-time.png"
+        plots.plot_rank_time(run, path)
+        self.page.figure(path, f"{run.name}: seconds per rank")
+
+    def utilisation(self, runs: list[Run]) -> None:
+        drawn = 0
+        for run in runs:
+            path = self.page.out / f"{plots.file_stem(run)}-utilization.png"
+            if plots.plot_utilization(run, path):
+                self.page.figure(path, f"{run.name}: GPU utilisation")
+                drawn += 1
+        if not drawn:
+            self.page.absent("GPU utilisation is sampled through NVML on GPUs; these runs used "
+                             f"{', '.join(sorted({device(r) for r in runs}))}, so there is no utilisation chart")
+
+    def overlay(self, runs: list[Run], stem: str, caption: str) -> None:
+        path = self.page.out / f"{stem}-curves.png"
+        plots.plot_sweep_curves(runs, path)
+        self.page.figure(path, caption)
+
+    def sweep_table(self, stem: str, name: str, keys: list[str]) -> list[Run]:
+        """The sweep's points with their swept settings first; skipped points keep a row with the reason."""
+        points = self.cw.sweep(stem)
+        if not points:
+            self.page.absent(f"sweep {stem} was not planned (no {stem}/points.tsv)")
+            return []
+        rows, runs = [], []
+        for p, run in points:
+            settings = [p["overrides"].get(k, "") for k in keys]
+            if run is None:
+                rows.append(settings + [p["name"], p["ranks"]] + ["not run"] * (len(COLUMNS) - 2))
+                self.page.absent(f"{p['name']}: {self.cw.reason(stem, p['name'])}")
+            else:
+                rows.append(settings + row(p["name"], run))
+                runs.append(run)
+        self.page.table(name, [k.split(".")[-1] for k in keys] + COLUMNS, rows)
+        return runs
+
+    def single(self, key: str) -> Run | None:
+        run = self.cw.single.get(key)
+        if run is None:
+            self.page.absent(f"{key}: no results file (the run did not finish)")
+        return run
+
+
+def q1(w: Writer) -> tuple[Run | None, Run | None]:
+    page, found = w.page, []
+    for key, title, gpus in (("q1a_one_gpu", "Q1a: the network on one GPU", "one rank"),
+                             ("q1b_two_gpus", "Q1b: the same network data-parallel on two GPUs", "two ranks")):
+        page.section(title)
+        run = w.single(key)
+        found.append(run)
+        if run is None:
+            continue
+        if key == "q1a_one_gpu":
+            page.text("Network structure (`simple_cnn` is three "
+                      "3x3 convolution + ReLU + 2x2 max-pool stages of 32, 64 and 128 channels, a 256-unit "
+                      "hidden layer and the classifier):")
+            page.pre(model_section(run))
+        page.text(f"Trained on {gpus} ({device(run)}), {batch(run)}; the training data is split between "
+                  "ranks and every rank starts from rank 0's weights." if ranks(run) > 1 else
+                  f"Trained on {gpus} ({device(run)}), {batch(run)}.")
+        page.table(f"{key} run", COLUMNS, [row(key, run)])
+        header, rows = rank_rows(run)
+        page.table(f"{key} per rank", header, rows)
+        page.pre(epoch_log(run))
+        w.curves(run, f"{key}: train and test loss and accuracy per epoch")
+        w.rank_time(run)
+        w.utilisation([run])
+    return found[0], found[1]
+
+
+def model_section(run: Run) -> str:
+    """The network as the results file stores it: its model summary when the file has one (a text
+    dataset under /model), else the keys of the config's model section that simple_cnn reads."""
+    with h5py.File(run.path, "r") as f:
+        found = []
+        f.visititems(lambda name, obj: found.append(obj) if isinstance(obj, h5py.Dataset) and
+                     name.startswith("model") and obj.dtype.kind in "OSU" else None)
+        if found:
+            return "\n".join(v.decode() if isinstance(v, bytes) else str(v) for v in np.ravel(found[0][()]))
+    lines, inside = [], False
+    for line in run.config.splitlines():
+        if line.startswith("model:"):
+            inside = True
+        elif line and not line.startswith(" "):
+            inside = False
+        if inside and (line.startswith("model:") or line.strip().split(":")[0] in ("name", "dropout", "conv_relu")):
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def q1c(w: Writer, one: Run | None, two: Run | None) -> None:
+    w.page.section("Q1c: one GPU against two")
+    if one is None or two is None:
+        w.page.absent("Q1a or Q1b has no results")
+        return
+    w.page.table("one vs two", COLUMNS, [row("one GPU", one), row("two GPUs", two)])
+    speedup = one.summary["train_time_s"] / max(two.summary["train_time_s"], 1e-9)
+    w.page.text(f"Two ranks trained {speedup:.2f}x as fast as one ({two.summary['train_time_s']:.1f} s against "
+                f"{one.summary['train_time_s']:.1f} s): each rank processes half the images per epoch but waits "
+                f"{float(np.mean(two.ranks['comm_wait_s'])):.1f} s on gradient all-reduces, and with the same "
+                f"local batch the global batch doubles ({batch(two)}), so there are half as many optimizer steps. "
+                f"Final test accuracy: {100 * one.summary['final_test_acc']:.2f}% on one, "
+                f"{100 * two.summary['final_test_acc']:.2f}% on two.")
+    w.overlay([one, two], "q1c", "Q1a and Q1b: test loss (train loss dotted) and test accuracy per epoch")
+
+
+def q2a(w: Writer, one: Run | None, two: Run | None) -> None:
+    w.page.section("Q2a: overfitting")
+    w.page.text("A network overfits when its training loss keeps falling while the loss on held-out data rises "
+                "(and train accuracy pulls away from test accuracy). fusetrain flags it when the test loss rose "
+                "while the train loss fell for `regularization.overfit_window` epochs. Remedies: more data or "
+                "augmentation, dropout, weight decay, label smoothing, early stopping, a smaller network.")
+    runs = [(k, r) for k, r in (("Q1a", one), ("Q1b", two), ("overfitting study", w.single("q2a_overfitting")))
+            if r is not None]
+    w.page.table("verdicts", ["run", "epochs", "final train loss", "final test loss", "train acc (%)", "test acc (%)",
+                              "verdict"],
+                 [[k, len(r.epochs["epoch"]), f"{r.epochs['train_loss'][-1]:.4f}", f"{r.summary['final_test_loss']:.4f}",
+                   f"{last_train_acc(r):.2f}", f"{100 * r.summary['final_test_acc']:.2f}", overfit_verdict(r)]
+                  for k, r in runs])
+    study = w.cw.single.get("q2a_overfitting")
+    if study is not None:
+        w.curves(study, "overfitting study (few training images, no regularization): loss and accuracy per epoch")
+
+
+def q2b(w: Writer) -> None:
+    w.page.section("Q2b: mixed precision (the Q1b network on two GPUs)")
+    w.page.text("fp16 halves memory traffic and uses tensor cores, but its narrow range underflows small "
+                "gradients (hence dynamic loss scaling) and overflows large activations; bf16 keeps fp32's range "
+                "with less precision. Some operations (reductions, softmax, loss) stay in fp32.")
+    runs = {r.precision: r for r in w.sweep_table("q2b_precision", "precision", ["precision.dtype"])}
+    fp32 = runs.get("fp32")
+    for other in ("fp16", "bf16"):
+        if fp32 is not None and other in runs:
+            r = runs[other]
+            w.page.text(f"{other} against fp32: {fp32.summary['train_time_s'] / max(r.summary['train_time_s'], 1e-9):.2f}x "
+                        f"the speed, {memory_mib(r) / max(memory_mib(fp32), 1e-9):.2f}x the memory, test accuracy "
+                        f"{100 * r.summary['final_test_acc']:.2f}% against {100 * fp32.summary['final_test_acc']:.2f}%.")
+    if runs:
+        w.overlay(list(runs.values()), "q2b", "fp32, fp16 and bf16: test loss and accuracy per epoch")
+
+
+def q2c(w: Writer) -> None:
+    w.page.section("Q2c: regularization added to the Q1b model")
+    w.page.text("Techniques: weight decay (penalises large weights, smoother functions), dropout (no unit can rely "
+                "on another: an ensemble of thinned networks), data augmentation (more, varied data), label "
+                "smoothing (no over-confident logits), early stopping (stop before the test loss rises), batch "
+                "normalization (noise from batch statistics). Here: none, dropout + weight decay, augmentation "
+                "(random crop and flip), label smoothing.")
+    runs = w.sweep_table("q2c_regularization", "regularization",
+                         ["model.dropout", "optimizer.weight_decay", "data.augment.flip", "regularization.label_smoothing"])
+    if runs:
+        w.page.table("regularization verdicts", ["run", "verdict"], [[r.name, overfit_verdict(r)] for r in runs])
+        w.overlay(runs, "q2c", "each regularizer's test loss (train loss dotted) and test accuracy per epoch")
+
+
+def q2d(w: Writer) -> None:
+    w.page.section("Q2d: communication backends, NCCL against Gloo")
+    w.page.text("NCCL all-reduces GPU buffers directly over NVLink/PCIe/InfiniBand; Gloo runs on CPU memory over "
+                "TCP (GPU gradients are staged through the host); MPI uses the MPI library's collectives. NCCL is "
+                "the choice on GPUs, Gloo or MPI on CPUs.")
+    runs = w.sweep_table("q2d_backends", "backends", ["data.batch_size", "distributed.backend"])
+    by = {(r.batch_size, r.provenance.get("backend", "")): r for r in runs}
+    for b in (32, 128):
+        nccl, gloo = by.get((b, "nccl")), by.get((b, "gloo"))
+        if nccl is not None and gloo is not None:
+            w.page.text(f"Batch {b}: NCCL trained in {nccl.summary['train_time_s']:.1f} s, Gloo in "
+                        f"{gloo.summary['train_time_s']:.1f} s ({gloo.summary['train_time_s'] / max(nccl.summary['train_time_s'], 1e-9):.2f}x).")
+    rows = [[r.name, r.provenance.get("backend", ""), r.batch_size,
+             f"{float(np.mean(r.ranks['comm_wait_s'])):.2f}", f"{float(np.mean(r.ranks['allreduce_s'])):.2f}",
+             f"{float(np.mean(r.ranks['allreduce_bytes'])) / MIB:.1f}"] for r in runs]
+    if rows:
+        w.page.table("backend communication", ["run", "backend", "batch", "comm wait (s)", "all-reduce (s)",
+                                               "all-reduced (MiB)"], rows)
+
+
+def batch_sizes(w: Writer) -> None:
+    w.page.section("Batch size 16 / 32 / 64 / 128 on one and two GPUs")
+    runs = w.sweep_table("batch_size", "batch size", ["data.batch_size"])
+    if not runs:
+        return
+    path = w.page.out / "batch_size-throughput.png"
+    fig, (speed, memory) = plots.plt.subplots(1, 2, figsize=(10, 4))
+    for n in sorted({ranks(r) for r in runs}):
+        mine = sorted((r for r in runs if ranks(r) == n), key=lambda r: r.batch_size)
+        sizes = [r.batch_size for r in mine]
+        speed.plot(sizes, [r.summary["images_per_s"] for r in mine], "o-", label=f"{n} rank(s)")
+        memory.plot(sizes, [memory_mib(r) for r in mine], "o-", label=f"{n} rank(s)")
+    speed.set(xscale="log", xlabel="batch per rank", ylabel="images/s", title="throughput")
+    memory.set(xscale="log", xlabel="batch per rank", ylabel="peak memory (MiB)", title="memory")
+    for ax in (speed, memory):
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plots.plt.close(fig)
+    w.page.figure(path, "throughput and peak memory per batch size")
+    w.utilisation(runs)
+
+
+def accumulation(w: Writer) -> None:
+    w.page.section("Gradient accumulation at a fixed effective batch")
+    runs = w.sweep_table("grad_accumulation", "accumulation", ["train.accumulation_steps", "data.batch_size"])
+    if runs:
+        w.page.text("Every point takes optimizer steps over the same number of images (micro-batch x accumulation "
+                    "steps); memory follows the micro-batch, time the number of micro-batches.")
+
+
+def optimizers(w: Writer) -> None:
+    w.page.section("Optimizers: SGD with momentum, Adam, RMSprop, AdamW with a one-cycle schedule")
+    runs = w.sweep_table("optimizers", "optimizers", ["optimizer.name", "optimizer.lr", "scheduler.name"])
+    if runs:
+        w.overlay(runs, "optimizers", "each optimizer's test loss (train loss dotted) and test accuracy per epoch")
+
+
+def last_batch(w: Writer) -> None:
+    w.page.section("The last, smaller batch: dropped or padded")
+    w.page.text("With several ranks each must take the same number of steps: `drop` skips the incomplete last "
+                "batch, `pad` fills it with repeated images.")
+    runs = w.sweep_table("last_batch", "last batch", ["data.remainder"])
+    if runs:
+        w.page.table("steps", ["run", "optimizer steps", "train images per rank"],
+                     [[r.name, int(r.summary["optimizer_steps"]), int(np.max(r.ranks["train_images"]))] for r in runs])
+
+
+def launchers(w: Writer) -> None:
+    w.page.section("Launchers: one process, mpirun and srun")
+    table = w.cw.out / "launchers" / "launchers.tsv"
+    if not table.exists():
+        w.page.absent("tools/bench/launchers.sh did not run")
+        return
+    rows = []
+    for line in table.read_text().splitlines()[1:]:
+        name, n, wall, status = line.split("\t")
+        run_path = w.cw.out / "launchers" / "results" / f"launch-{name}.h5"
+        if status != "ok" or not run_path.exists():
+            rows.append([name, n, "not run", "not run", "not run"])
+            w.page.absent(f"{name}: {status}")
+            continue
+        run = read_run(run_path)
+        rows.append([name, n, wall, f"{run.summary['train_time_s']:.1f}", f"{100 * run.summary['final_test_acc']:.2f}"])
+    w.page.table("launchers", ["launcher", "ranks", "wall time of the command (s)", "train time (s)", "test acc (%)"],
+                 rows)
+
+
+def kernels(w: Writer) -> None:
+    w.page.section("CUDA kernels: fused convolution + ReLU, RGB to gray")
+    text = (w.cw.out / "kernels.md").read_text() if (w.cw.out / "kernels.md").exists() else ""
+    if not text.strip():
+        w.page.absent("`fusetrain bench kernels` wrote nothing")
+        return
+    w.page.markdown_tables("kernels", text)
+    if "no CUDA device" in text:
+        w.page.absent("the CUDA rows need a GPU: not run on this host")
+    images = sorted((w.cw.out / "kernels").glob("*.png")) if (w.cw.out / "kernels").is_dir() else []
+    for image in images:
+        copy = w.page.out / f"kernels-{image.name}"
+        copy.write_bytes(image.read_bytes())
+        w.page.figure(copy, image.stem)
+    if not images:
+        w.page.absent("no color/gray sample images in kernels/ (the RGB-to-gray study writes them on a GPU host)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=pathlib.Path, help="the folder of jobs/workstation/coursework.sh")
+    args = parser.parse_args()
+    cw = Coursework(args.out)
+    page = Page("The coursework, reproduced with fusetrain", args.out / "report")
+    page.out.mkdir(parents=True, exist_ok=True)
+    w = Writer(cw, page)
+    page.section("Environment")
+    page.table("environment", ["item", "value"], [[k, v] for k, v in cw.env.items()])
+    one, two = q1(w)
+    q1c(w, one, two)
+    q2a(w, one, two)
+    q2b(w)
+    q2c(w)
+    q2d(w)
+    batch_sizes(w)
+    accumulation(w)
+    optimizers(w)
+    last_batch(w)
+    launchers(w)
+    kernels(w)
+    for path in page.write("coursework"):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
