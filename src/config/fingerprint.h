@@ -11,7 +11,7 @@ namespace ft {
 
 // The resolved config as YAML with every resume-neutral key at its default, and `ranks: N`. Neutral:
 // train.epochs (a resumed run may train longer), the device, threads, evaluation and checkpoint
-// intervals, channels_last, and every distributed.* key but compression: moving a pre-empted run to
+// intervals, channels_last, profile.*, and every distributed.* key but compression: moving a pre-empted run to
 // another partition (GPU <-> CPU, another backend) continues the same computation.
 std::string run_fingerprint(const Config& config, int ranks);
 

@@ -128,7 +128,7 @@ void require_same_run(torch::serialize::InputArchive& archive, const std::string
   for (const auto& d : differences) list += cat(list.empty() ? "" : "; ", d);
   throw Error(cat("checkpoint ", path, " was written by a run with a different config: ", list,
                   ". Only train.epochs and where the run computes (train.device, train.threads, distributed.* "
-                  "but compression, precision.channels_last, train.eval_every, train.checkpoint_every) may "
+                  "but compression, precision.channels_last, profile.*, train.eval_every, train.checkpoint_every) may "
                   "change on resume: remove the checkpoint or choose another output.name"));
 }
 

@@ -16,6 +16,7 @@
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "monitor/memory.h"
+#include "monitor/op_profiler.h"
 #include "runtime/error.h"
 #include "runtime/signals.h"
 #include "runtime/world.h"
@@ -67,6 +68,7 @@ struct Trainer::State {
   std::unique_ptr<LearningRateSchedule> schedule;
   std::unique_ptr<Lookahead> lookahead;
   std::unique_ptr<Resume> resume;
+  std::unique_ptr<OpProfiler> profiler;  // per-operator trace of a window of steps (profile.*)
   AugmentParams train_params, test_params;
   EvalOptions eval_options;
   std::int64_t steps_per_epoch = 0, images_per_epoch = 0;
@@ -255,6 +257,7 @@ void Trainer::plan_steps() {
   }
   s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(c, world_.size()), world_.rank(),
                                       CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra});
+  s.profiler = std::make_unique<OpProfiler>(c.profile, world_.rank(), device_.is_cuda());
   out_.rank.hostname = world_.hostname();
   out_.rank.device = device_name(device_);
   out_.rank.local_rank = world_.local_rank();
@@ -326,6 +329,7 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
   }
   if (s.lookahead) s.lookahead->after_step(global_step_ + 1);
   s.phases.add(Phase::kOptimizer, phase.seconds());
+  s.profiler->step();
   const int verify = config_.distributed.verify_replicas;
   if (verify > 0 && (global_step_ + 1) % verify == 0) check_replicas(s.parameters, world_, global_step_ + 1);
 }
