@@ -118,9 +118,9 @@ int check_checkpoint(const std::string& path) {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 int run(const std::string& kind, const std::string& dir, int iterations) {
-  paths::create_directories(dir);
+  ft::paths::create_directories(dir);
   const std::string path = dir + "/" + (kind == "results" ? "run.h5" : "run.ckpt");
-  paths::remove(path);
+  ft::paths::remove(path);
   auto check = [&](const std::string& p) { return kind == "results" ? check_results(p) : check_checkpoint(p); };
 
   // Calibrate: how long one complete write takes here, so kills land before, inside and after writes.
@@ -160,7 +160,7 @@ int run(const std::string& kind, const std::string& dir, int iterations) {
     ::waitpid(child, &status, 0);
     FT_REQUIRE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "writer ended by itself (status ", status, ")");
 
-    FT_REQUIRE(paths::exists(path), "kill ", i, ": ", path, " vanished (the old complete file must stay)");
+    FT_REQUIRE(ft::paths::exists(path), "kill ", i, ": ", path, " vanished (the old complete file must stay)");
     int now = 0;
     try {
       now = check(path);

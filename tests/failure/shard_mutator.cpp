@@ -45,7 +45,7 @@ void mutate(const std::string& mode, const std::string& path) {
   if (mode == "format-version") meta.format_version = ft::kShardFormatVersion + 1;
   if (mode == "other-dataset") meta.dataset = "cifar10";
   if (mode == "empty" || mode == "bad-label" || mode == "format-version" || mode == "other-dataset") {
-    paths::remove(path);
+    ft::paths::remove(path);
     ft::write_shard(path, meta, images.data(), labels.data());
     return;
   }

@@ -36,7 +36,7 @@ at::Tensor images_of(int rank) {
 }
 
 void expect_mean_gradients(const std::string& backend_name, bool in_place) {
-  const auto& world = world();
+  const World& world = ft::test::world();
   BackendOptions options;
   options.name = choice_from<BackendName>("backend", backend_name);
   options.stall_timeout_s = 20;

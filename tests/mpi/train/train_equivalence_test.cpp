@@ -17,7 +17,7 @@ std::vector<at::Tensor> parameters_of(const Trainer& trainer) {
 }
 
 void expect_equivalent(const std::string& backend_name) {
-  const auto& world = world();
+  const World& world = ft::test::world();
   const auto path = synthetic_shards("equivalence", 240, 2);
   const Config c = small_config(path, backend_name);
   BackendOptions options;

@@ -13,7 +13,7 @@ namespace ft::test {
 namespace {
 
 TEST(Negotiation, DifferentModelsAreNamedOnEveryRank) {
-  const auto& world = world();
+  const World& world = ft::test::world();
   auto backend = make_backend(world, BackendOptions{});
   torch::nn::Linear layer(4, world.rank() == 1 ? 3 : 2);
   std::vector<NamedTensor> named;
@@ -29,7 +29,7 @@ TEST(Negotiation, DifferentModelsAreNamedOnEveryRank) {
 }
 
 TEST(MissingGradient, RankSkippingAParameterFailsEveryRank) {
-  const auto& world = world();
+  const World& world = ft::test::world();
   auto backend = make_backend(world, BackendOptions{});
   auto used = at::ones({3}).requires_grad_(true);
   auto skipped = at::ones({2}).requires_grad_(true);
@@ -48,7 +48,7 @@ TEST(MissingGradient, RankSkippingAParameterFailsEveryRank) {
 }
 
 TEST(UnevenShards, EveryRankRunsTheSameStepsAndFinishes) {
-  const auto& world = world();
+  const World& world = ft::test::world();
   // 101 images in 3 shards: slices differ by one image and cross shard boundaries.
   const auto path = synthetic_shards("uneven", 101, 3);
   for (const Remainder remainder : {Remainder::drop, Remainder::pad}) {
