@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Fails when a built binary that loads LibTorch needs a C++ standard-library symbol that LibTorch also
-# exports (the pip LibTorch carries its own copies, std::filesystem among them, that crash when bound).
+# Fails when a built binary that loads LibTorch needs a std::filesystem symbol that LibTorch also
+# exports: the pip LibTorch carries its own, statically linked copy, which crashes when bound.
 # usage: libtorch_symbols.sh BINARY...
 #
-# Two checks per binary: (1) static: its undefined dynamic symbols against those that both LibTorch's
-# libraries and libstdc++ define; (2) at run time: with every symbol bound at start-up (LD_BIND_NOW),
-# the dynamic linker's own log (LD_DEBUG=bindings) must show no binding of a std:: symbol into LibTorch.
+# Two checks per binary: (1) static: its undefined dynamic symbols against the std::filesystem symbols
+# that both LibTorch's libraries and libstdc++ define; (2) at run time: with every symbol bound at
+# start-up (LD_BIND_NOW), the dynamic linker's own log (LD_DEBUG=bindings) must show no binding of a
+# std::filesystem symbol into LibTorch. (LibTorch also exports inline template instances of
+# std::string and the like; those are the same code as libstdc++'s and bind harmlessly.)
 set -euo pipefail
 
 fail=0
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-std_symbols() { nm -D --defined-only "$@" 2>/dev/null | awk '{print $3}' | sed 's/@.*//' | grep -E '^_ZN?K?St' | sort -u; }
+fs_symbols() { nm -D --defined-only "$@" 2>/dev/null | awk '{print $3}' | sed 's/@.*//' | grep 'St10filesystem' | sort -u; }
 
 for binary in "$@"; do
   clean=yes
@@ -25,12 +27,12 @@ for binary in "$@"; do
   libstdcxx=$(ldd "$binary" | awk '$1 ~ /^libstdc\+\+\.so/ {print $3}')
   [ -n "$libstdcxx" ] || { echo "FAIL: $binary does not load libstdc++"; fail=1; continue; }
 
-  # (1) static: symbols the binary needs that libstdc++ and LibTorch both define.
-  comm -12 <(std_symbols "${torch_libs[@]}") <(std_symbols "$libstdcxx") > "$log/shared"
+  # (1) static: std::filesystem symbols the binary needs that libstdc++ and LibTorch both define.
+  comm -12 <(fs_symbols "${torch_libs[@]}") <(fs_symbols "$libstdcxx") > "$log/shared"
   nm -D --undefined-only "$binary" | awk '{print $2}' | sed 's/@.*//' | sort -u > "$log/needed"
   comm -12 "$log/needed" "$log/shared" > "$log/clash"
   if [ -s "$log/clash" ]; then
-    echo "FAIL: $(basename "$binary") needs $(wc -l < "$log/clash") std:: symbol(s) that LibTorch exports too:"
+    echo "FAIL: $(basename "$binary") needs $(wc -l < "$log/clash") std::filesystem symbol(s) that LibTorch exports too:"
     c++filt < "$log/clash" | head -20 | sed 's/^/  /'
     fail=1
     clean=no
@@ -44,14 +46,14 @@ for binary in "$@"; do
     continue
   fi
   name=$(basename "$binary")
-  bad=$(cat "$log"/bind.* | grep -E "binding file [^ ]*/$name( |\[).* to [^ ]*lib(torch|c10)[^ ]*: normal symbol \`_ZN?K?St" || true)
+  bad=$(cat "$log"/bind.* | grep -E "binding file [^ ]*/$name( |\[).* to [^ ]*lib(torch|c10)[^ ]*: normal symbol \`[^']*St10filesystem" || true)
   rm -f "$log"/bind.*
   if [ -n "$bad" ]; then
-    echo "FAIL: $name binds std:: symbols to LibTorch at run time:"
+    echo "FAIL: $name binds std::filesystem symbols to LibTorch at run time:"
     echo "$bad" | head -10 | sed 's/^/  /'
     fail=1
   elif [ "$clean" = yes ]; then
-    echo "ok: $name (${#torch_libs[@]} LibTorch libraries, no std:: symbol bound to them)"
+    echo "ok: $name (${#torch_libs[@]} LibTorch libraries, no std::filesystem symbol bound to them)"
   fi
 done
 exit $fail
