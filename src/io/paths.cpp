@@ -128,20 +128,6 @@ std::vector<std::string> list_directory(const std::string& dir) {
   return names;
 }
 
-std::vector<std::string> list_files_recursive(const std::string& dir) {
-  std::vector<std::string> files;
-  for (const auto& name : list_directory(dir)) {
-    const std::string path = join(dir, name);
-    if (is_directory(path)) {
-      for (auto& inner : list_files_recursive(path)) files.push_back(std::move(inner));
-    } else if (is_regular_file(path)) {
-      files.push_back(path);
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 std::string try_create_directories(const std::string& path) {
   if (path.empty() || is_directory(path)) return "";
   if (exists(path)) return std::strerror(ENOTDIR);

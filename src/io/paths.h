@@ -27,8 +27,6 @@ std::uint64_t file_size(const std::string& path);
 
 // --- listing: names (not paths) of the entries of a directory, sorted; throws when unreadable ---
 std::vector<std::string> list_directory(const std::string& dir);
-// Every regular file below dir (paths joined from dir), sorted; throws when dir is unreadable.
-std::vector<std::string> list_files_recursive(const std::string& dir);
 
 // --- changes: each throws ft::Error naming the path and the system's reason on failure ---
 void create_directories(const std::string& path);   // like mkdir -p; fine when it exists
