@@ -64,9 +64,10 @@ scancel --batch --signal=USR1 "$job"
 echo "sent SIGUSR1 to the batch script of job $job"
 for _ in $(seq 240); do grep -q "checkpointed (exit 75); requeueing" "$log" && break; sleep 0.5; done
 grep -q "checkpointed (exit 75); requeueing" "$log" || { echo "FAIL: no checkpoint and requeue"; exit 1; }
-# slurmctld holds a requeued job for about two minutes before it is eligible again: release it now.
+# slurmctld holds a requeued job for about two minutes before it is eligible again: release it sooner,
+# but not within the second slurmd revoked the old credential, or it refuses the launch ("credential revoked").
 for _ in $(seq 60); do scontrol show job "$job" -o | grep -q "JobState=PENDING" && break; sleep 1; done
-scontrol update JobId="$job" StartTime=now
+scontrol update JobId="$job" StartTime=now+3
 
 cluster_wait "$job" 600
 scontrol show job "$job" -o | grep -q "JobState=COMPLETED" || { echo "FAIL: job $job did not complete"; exit 1; }
