@@ -66,7 +66,7 @@ void write_samples(const std::string& dir, const std::vector<std::uint8_t>& rgb,
 }
 
 void row(const char* name, double ms, double baseline_ms) {
-  std::printf("| %s | %.3f | %.1fx |\n", name, ms, baseline_ms / ms);
+  std::printf("| %s | %.3f | %.3gx |\n", name, ms, baseline_ms / ms);
 }
 
 // The CUDA rows: device-resident data, and host data with the copies in and out.

@@ -13,7 +13,7 @@ rm -rf "$work" && mkdir -p "$work"
   --python-loop "$FUSETRAIN_SOURCE/tools/bench/gray_python_loop.py" --out "$work/samples" | tee "$work/table.md"
 grep -q "^RGB->gray of 20 images at 40x40" "$work/table.md"
 grep -q "^| Python loop (interpreted, once) | " "$work/table.md"
-grep -q "^| scalar C++ loop (floating point) | .* | 1.0x |" "$work/table.md"
+grep -q "^| scalar C++ loop (floating point) | .* | 1x |" "$work/table.md"
 grep -q "^| kernel rule on the CPU | " "$work/table.md"
 grep -q "^| CUDA kernel" "$work/table.md"
 
