@@ -134,7 +134,7 @@ int bench_gray(int argc, char** argv) {
     if (cuda_kernels_available())
       time_cuda(rgb, expect, warmup, iterations, scalar);
     else
-      std::printf("| CUDA kernel | n/a: %s |  |\n", cuda_kernels_built() ? "no CUDA device" : "built without CUDA");
+      std::printf("| CUDA kernel | n/a: %s | n/a |\n", cuda_kernels_built() ? "no CUDA device" : "built without CUDA");
     write_samples(out, rgb, expect, images, size);
     std::printf("\nsamples: %s/sample_{0..%lld}_{color,gray}.png\n", out.c_str(),
                 static_cast<long long>(std::min<std::int64_t>(4, images) - 1));
