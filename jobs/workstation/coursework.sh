@@ -146,7 +146,7 @@ kernel_args=()
   { tail -n 20 "$out/logs/kernels.log" >&2; exit 1; }
 echo "RGB to gray: fusetrain bench gray"
 gray_args=(--python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
-[ "$mode" = full ] || gray_args+=(--images 20 --size 32 --iterations 3 --warmup 1)
+[ "$mode" = full ] || gray_args+=(--images 20 --size 96 --iterations 3 --warmup 1)  # PNGs over 1 kB each
 { echo; "$bin" bench gray --data "$data" "${gray_args[@]}"; } >> "$out/kernels.md" 2> "$out/logs/gray.log" ||
   { tail -n 20 "$out/logs/gray.log" >&2; exit 1; }
 
