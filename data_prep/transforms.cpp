@@ -91,7 +91,7 @@ void grayscale_split(RawSplit& split) {
   const std::size_t pixels = split.images.size() / 3;
   std::vector<std::uint8_t> gray(pixels);
   if (cuda_kernels_available())
-    rgb_to_gray_cuda(split.images.data(), gray.data(), pixels);
+    rgb_to_gray_staged(split.images.data(), gray.data(), pixels);
   else
     rgb_to_gray_cpu(split.images.data(), gray.data(), pixels);
   split.images = std::move(gray);

@@ -18,7 +18,7 @@ std::vector<std::uint8_t> resize_image(const std::uint8_t* image, int height, in
 // Resizes every image of the split to size x size.
 void resize_split(RawSplit& split, int size);
 
-// Converts a 3-channel split to 1 channel with ft::rgb_to_gray_cpu, or ft::rgb_to_gray_cuda when a GPU
+// Converts a 3-channel split to 1 channel with ft::rgb_to_gray_cpu, or ft::rgb_to_gray_staged when a GPU
 // is available (bit-identical). A 1-channel split is left as it is.
 void grayscale_split(RawSplit& split);
 

@@ -1,9 +1,8 @@
-// CPU batch assembly: one pass over the output batch applying augmented_pixel; the CUDA fallback
-// stubs for builds without CUDA raise a clear error.
+// CPU batch assembly: one pass over the output batch applying augmented_pixel, the rule the CUDA
+// kernel shares.
 #include "kernels/augment.h"
 
 #include "kernels/augment_pixel.h"
-#include "runtime/error.h"
 
 namespace ft {
 
@@ -14,19 +13,13 @@ void augment_batch_cpu(const std::uint8_t* images, const std::int64_t* indices, 
   for (std::int64_t b = begin; b < end; ++b) {
     const std::uint8_t* image = images + indices[b] * image_size;
     const SampleAugment a = sample_augment(p, position_base + b, indices[b]);
+    const float mean = contrast_mean(image, p, a);
     float* dst = out + b * image_size;
     for (int c = 0; c < p.channels; ++c)
       for (int y = 0; y < p.height; ++y)
         for (int x = 0; x < p.width; ++x)
-          dst[c * plane + y * p.width + x] = augmented_pixel(image, p, a, c, y, x);
+          dst[c * plane + y * p.width + x] = augmented_pixel(image, p, a, mean, c, y, x);
   }
 }
-
-#ifndef FUSETRAIN_WITH_CUDA
-void augment_batch_cuda(const std::uint8_t*, const std::int64_t*, std::int64_t, std::int64_t,
-                        const AugmentParams&, float*, void*) {
-  throw Error("augment_batch_cuda: this fusetrain was built without CUDA");
-}
-#endif
 
 }  // namespace ft

@@ -1,5 +1,5 @@
-// Shape arithmetic and the CPU reference of the fused conv+bias+ReLU, plus the launcher's stand-in
-// for builds without CUDA. The reference is deliberately naive: it is the specification the kernel is tested against.
+// Shape arithmetic and the CPU reference of the fused conv+bias+ReLU. The reference is deliberately
+// naive: it is the specification the kernel is tested against.
 #include "kernels/conv_relu.h"
 
 #include <cstdint>
@@ -51,11 +51,5 @@ void conv_bias_relu_cpu(const T* x, const T* w, const T* b, T* y, const ConvGeom
 template void conv_bias_relu_cpu<float>(const float*, const float*, const float*, float*, const ConvGeometry&);
 template void conv_bias_relu_cpu<double>(const double*, const double*, const double*, double*,
                                          const ConvGeometry&);
-
-#ifndef FUSETRAIN_WITH_CUDA
-void conv_bias_relu_device(const float*, const float*, const float*, float*, const ConvGeometry&, cudaStream_t) {
-  throw Error("conv_bias_relu_device: this fusetrain was built without CUDA");
-}
-#endif
 
 }  // namespace ft

@@ -7,6 +7,10 @@
 #include "kernels/cuda_check.h"
 
 namespace ft {
+
+// ----------------------------------------------------------------------------------------------------
+// kernels
+
 namespace {
 
 constexpr int kOutChannelsPerBlock = 8;
@@ -14,7 +18,7 @@ constexpr int kMaxChannelsPerStep = 8;
 constexpr int kSharedFloats = 48 * 1024 / sizeof(float);  // the default dynamic shared-memory limit
 
 // Floats in one input channel's patch under a tile x tile block of outputs.
-__host__ __device__ inline int patch_floats(const ConvGeometry& g, int tile) {
+FT_HOST_DEVICE inline int patch_floats(const ConvGeometry& g, int tile) {
   return ((tile - 1) * g.stride_h + g.kernel_h) * ((tile - 1) * g.stride_w + g.kernel_w);
 }
 
@@ -97,6 +101,9 @@ __global__ void conv_bias_relu_forward_kernel(const float* __restrict__ x, const
   }
 }
 
+// ----------------------------------------------------------------------------------------------------
+// launchers
+
 void conv_bias_relu_device(const float* d_x, const float* d_w, const float* d_b, float* d_y, const ConvGeometry& g,
                            cudaStream_t stream) {
   check_conv_geometry(g);
@@ -109,12 +116,12 @@ void conv_bias_relu_device(const float* d_x, const float* d_w, const float* d_b,
   const int channels_per_step =
       std::min({g.in_channels, kMaxChannelsPerStep, kSharedFloats / floats_per_channel(g, tile)});
 
-  const int tiles_h = (out_h + tile - 1) / tile, tiles_w = (out_w + tile - 1) / tile;
+  const int tiles_h = ceil_div(out_h, tile), tiles_w = ceil_div(out_w, tile);
   const std::int64_t tiles = static_cast<std::int64_t>(tiles_h) * tiles_w;
-  const int channel_groups = (g.out_channels + kOutChannelsPerBlock - 1) / kOutChannelsPerBlock;
-  FT_REQUIRE(tiles <= 0x7fffffff && channel_groups <= 65535, "conv+ReLU kernel: output of ", out_h, "x", out_w,
+  const int channel_groups = ceil_div(g.out_channels, kOutChannelsPerBlock);
+  FT_REQUIRE(tiles <= kMaxGridX && channel_groups <= kMaxGridYZ, "conv+ReLU kernel: output of ", out_h, "x", out_w,
              "x", g.out_channels, " exceeds the launch grid");
-  const dim3 grid(static_cast<unsigned>(tiles), channel_groups, std::min(g.batch, 65535));
+  const dim3 grid(static_cast<unsigned>(tiles), channel_groups, std::min<int>(g.batch, kMaxGridYZ));
   const dim3 block(tile, tile);
   const std::size_t shared_bytes = sizeof(float) * channels_per_step * floats_per_channel(g, tile);
   conv_bias_relu_forward_kernel<<<grid, block, shared_bytes, stream>>>(d_x, d_w, d_b, d_y, g, out_h, out_w, tile,

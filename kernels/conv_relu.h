@@ -1,10 +1,8 @@
 // Fused direct convolution + bias + ReLU on NCHW float tensors: a CUDA kernel with a host launcher
-// taking an explicit stream, and a plain-loop CPU reference that the kernel must agree with.
+// taking an explicit stream, and a plain-loop CPU reference that the kernel must agree with (suffixes: common.h).
 #pragma once
 
-// cudaStream_t exactly as the CUDA runtime declares it, so CPU-only builds can include this header.
-struct CUstream_st;
-typedef struct CUstream_st* cudaStream_t;
+#include "kernels/common.h"
 
 namespace ft {
 
@@ -31,8 +29,7 @@ extern template void conv_bias_relu_cpu<float>(const float*, const float*, const
 extern template void conv_bias_relu_cpu<double>(const double*, const double*, const double*, double*,
                                                 const ConvGeometry&);
 
-// The same on the GPU: device pointers, launched on `stream` (null = default stream), asynchronous.
-// Throws ft::Error when this build has no CUDA or the launch fails.
+// The same on the GPU over device memory, asynchronous on `stream`; throws ft::Error if the launch fails.
 void conv_bias_relu_device(const float* d_x, const float* d_w, const float* d_b, float* d_y, const ConvGeometry& g,
                            cudaStream_t stream);
 

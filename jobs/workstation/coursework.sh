@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole coursework in one command: every config of configs/coursework/ trained (sweeps point by point),
-# the launcher comparison and the kernel benchmarks, then one report by tools/report/coursework.py.
+# the launcher comparison, the kernel and RGB-to-gray benchmarks, then one report by tools/report/coursework.py.
 #
 # Usage: jobs/workstation/coursework.sh [--smoke | --full] [--out DIR] [--data DIR]
 #   --smoke  on the CPU: real Fashion-MNIST (/usr/share/datasets/fashion-mnist) cut to SMOKE_TRAIN training
@@ -141,8 +141,13 @@ fi
 
 echo "kernels: fusetrain bench kernels"
 kernel_args=()
-[ "$mode" = full ] || kernel_args=(--batch 8 --channels 8 --out-channels 16 --size 16 --gray-images 200 --iterations 3 --warmup 1)
+[ "$mode" = full ] || kernel_args=(--batch 8 --channels 8 --out-channels 16 --size 16 --iterations 3 --warmup 1)
 "$bin" bench kernels "${kernel_args[@]}" > "$out/kernels.md" 2> "$out/logs/kernels.log" ||
   { tail -n 20 "$out/logs/kernels.log" >&2; exit 1; }
+echo "RGB to gray: fusetrain bench gray"
+gray_args=(--python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
+[ "$mode" = full ] || gray_args+=(--images 20 --size 96 --iterations 3 --warmup 1)  # PNGs over 1 kB each
+{ echo; "$bin" bench gray --data "$data" "${gray_args[@]}"; } >> "$out/kernels.md" 2> "$out/logs/gray.log" ||
+  { tail -n 20 "$out/logs/gray.log" >&2; exit 1; }
 
 "$python" "$root/tools/report/coursework.py" "$out"

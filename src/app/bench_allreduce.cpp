@@ -1,8 +1,6 @@
 // All-reduce benchmark implementation: medians over timed iterations after warm-up, each iteration
 // starting from a barrier; rank 0 prints the table with the ratios b/c (fusion overhead against the
 // ideal single buffer) and a/b (what fusion saves over per-tensor collectives).
-#include "app/command_line.h"
-#include "app/error_text.h"
 #include "app/bench_allreduce.h"
 
 #include <boost/program_options.hpp>
@@ -12,6 +10,9 @@
 #include <functional>
 #include <iostream>
 
+#include "app/bench_common.h"
+#include "app/command_line.h"
+#include "app/error_text.h"
 #include "comm/backend.h"
 #include "engine/engine.h"
 #include "comm/timeline.h"
@@ -44,26 +45,19 @@ double time_median(const World& world, int warmup, int iterations, const at::Dev
 }  // namespace
 
 int bench_allreduce(int argc, char** argv) {
-  po::options_description options("fusetrain bench allreduce (run under mpirun -np N)");
+  auto options = bench_options("fusetrain bench allreduce (run under mpirun -np N)", "resnet18", 3);
   options.add_options()
-      ("model", po::value<std::string>()->default_value("resnet18"), "model whose gradients are reduced")
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
       ("bucket-mib", po::value<double>()->default_value(25), "fusion bucket size")
       ("first-bucket-mib", po::value<double>()->default_value(1), "first bucket size")
       ("iterations", po::value<int>()->default_value(20), "timed iterations")
-      ("warmup", po::value<int>()->default_value(3), "untimed iterations")
-      ("device", po::value<std::string>()->default_value("auto"), choice_list<DeviceChoice>(" | ").c_str())
-      ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases")
-      ("help,h", "show this help");
+      ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases");
   po::variables_map vm;
-  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench allreduce")) return 2;
-  if (vm.count("help")) return std::cout << options, 0;
+  if (const int status = bench_parse(options, argc, argv, vm, "fusetrain bench allreduce"); status >= 0) return status;
 
   World world(&argc, &argv);
   try {
-    Config config;
-    config.model.name = choice_from<ModelName>("--model", vm["model"].as<std::string>());
-    config.train.device = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
+    Config config = bench_config(vm);
     config.distributed.backend = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;

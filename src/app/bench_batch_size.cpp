@@ -7,8 +7,8 @@
 #include <c10/util/Exception.h>
 
 #include <cstdio>
-#include <iostream>
 
+#include "app/bench_common.h"
 #include "app/command_line.h"
 #include "app/error_text.h"
 #include "models/network.h"
@@ -66,24 +66,19 @@ Point measure(const Config& config, const InputShape& shape, int batch, int warm
 }  // namespace
 
 int bench_batch_size(int argc, char** argv) {
-  po::options_description options("fusetrain bench batch-size: throughput, memory and GPU utilisation per batch size");
+  auto options = bench_options("fusetrain bench batch-size: throughput, memory and GPU utilisation per batch size",
+                               "simple_cnn", 3);
   options.add_options()
-      ("model", po::value<std::string>()->default_value("simple_cnn"), "model")
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
       ("start", po::value<int>()->default_value(16), "first batch size (doubled each point)")
       ("max-batch", po::value<int>()->default_value(0), "largest batch to try (0: 65536 on GPU, 1024 on CPU)")
-      ("steps", po::value<int>()->default_value(20), "timed steps per batch size")
-      ("warmup", po::value<int>()->default_value(3), "untimed steps per batch size")
-      ("device", po::value<std::string>()->default_value("auto"), choice_list<DeviceChoice>(" | ").c_str())
-      ("help,h", "show this help");
+      ("steps", po::value<int>()->default_value(20), "timed steps per batch size");
   po::variables_map vm;
-  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench batch-size")) return 2;
-  if (vm.count("help")) return std::cout << options, 0;
+  if (const int status = bench_parse(options, argc, argv, vm, "fusetrain bench batch-size"); status >= 0)
+    return status;
   World world(&argc, &argv);
   try {
-    Config config;
-    config.model.name = choice_from<ModelName>("--model", vm["model"].as<std::string>());
-    config.train.device = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
+    Config config = bench_config(vm);
     config.optimizer.momentum = 0.9;
     const at::Device device = place_rank(config, world);
     const InputShape shape = parse_image_shape(vm["image"].as<std::string>());

@@ -5,35 +5,19 @@
 #include <ATen/Context.h>
 #include <boost/program_options.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <iostream>
 #include <vector>
 
-#include "app/command_line.h"
+#include "app/bench_common.h"
 #include "app/error_text.h"
-#include "kernels/rgb_to_gray.h"
 #include "models/fused_conv_relu.h"
-#include "monitor/timer.h"
 #include "train/device_setup.h"
 
 namespace po = boost::program_options;
 
 namespace ft {
 namespace {
-
-double median_ms(int warmup, int iterations, const at::Device& device, const std::function<void()>& body) {
-  std::vector<double> times;
-  for (int i = 0; i < warmup + iterations; ++i) {
-    synchronize(device);
-    Stopwatch clock;
-    body();
-    synchronize(device);
-    if (i >= warmup) times.push_back(clock.seconds() * 1e3);
-  }
-  return median(times);
-}
 
 struct ConvCase {
   at::Tensor x, w, b, grad;
@@ -70,20 +54,17 @@ std::pair<double, double> time_conv(const ConvCase& cc, int k, int warmup, int i
 }  // namespace
 
 int bench_kernels(int argc, char** argv) {
-  po::options_description options("fusetrain bench kernels: conv+ReLU and RGB->gray, GPU against CPU");
+  po::options_description options("fusetrain bench kernels: conv+ReLU, GPU against CPU (RGB->gray: bench gray)");
   options.add_options()
       ("batch", po::value<int>()->default_value(32), "images per batch")
       ("channels", po::value<int>()->default_value(32), "input channels")
       ("out-channels", po::value<int>()->default_value(64), "output channels")
       ("size", po::value<int>()->default_value(32), "image height and width")
       ("kernel", po::value<int>()->default_value(3), "convolution kernel size (stride 1, same padding)")
-      ("gray-images", po::value<int>()->default_value(10000), "32x32 RGB images for the gray conversion")
       ("iterations", po::value<int>()->default_value(20), "timed repetitions (median reported)")
-      ("warmup", po::value<int>()->default_value(3), "untimed repetitions")
-      ("help,h", "show this help");
+      ("warmup", po::value<int>()->default_value(3), "untimed repetitions");
   po::variables_map vm;
-  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench kernels")) return 2;
-  if (vm.count("help")) return std::cout << options, 0;
+  if (const int status = bench_parse(options, argc, argv, vm, "fusetrain bench kernels"); status >= 0) return status;
   try {
     const int warmup = vm["warmup"].as<int>(), iterations = vm["iterations"].as<int>(), k = vm["kernel"].as<int>();
     const bool gpu = cuda_available();
@@ -110,27 +91,6 @@ int bench_kernels(int argc, char** argv) {
     const auto cc = make_case(vm, cpu);
     row("ATen conv2d + relu", "cpu", time_conv(cc, k, warmup, iterations, cpu, false));
 
-    const int images = vm["gray-images"].as<int>();
-    const std::size_t pixels = static_cast<std::size_t>(images) * 32 * 32;
-    std::vector<std::uint8_t> rgb(pixels * 3), gray(pixels);
-    for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 24);
-    std::printf("\nRGB->gray of %d 32x32 images (%.1f MB in)\n\n| implementation | time_ms |\n|---|---|\n", images,
-                rgb.size() / 1e6);
-    std::printf("| CPU loop | %.3f |\n",
-                median_ms(warmup, iterations, cpu, [&] { rgb_to_gray_cpu(rgb.data(), gray.data(), pixels); }));
-    if (gpu) {
-      const auto d_rgb = at::from_blob(rgb.data(), {static_cast<std::int64_t>(rgb.size())}, at::kByte).to(at::kCUDA);
-      auto d_gray = at::empty({static_cast<std::int64_t>(pixels)}, d_rgb.options());
-      const at::Device cuda(at::kCUDA, 0);
-      std::printf("| CUDA kernel (device-resident) | %.3f |\n", median_ms(warmup, iterations, cuda, [&] {
-                    rgb_to_gray_device(d_rgb.data_ptr<std::uint8_t>(), d_gray.data_ptr<std::uint8_t>(), pixels, nullptr);
-                  }));
-      std::printf("| CUDA kernel (with copies in and out) | %.3f |\n", median_ms(warmup, iterations, cuda, [&] {
-                    rgb_to_gray_cuda(rgb.data(), gray.data(), pixels);
-                  }));
-    } else {
-      std::printf("| CUDA kernel | n/a: no CUDA device |\n");
-    }
   } catch (const std::exception& e) {
     return report_error("fusetrain bench kernels", e);
   }

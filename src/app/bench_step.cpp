@@ -1,5 +1,6 @@
 // Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD, so the
 // figure is the framework's own step rate. Scaling efficiency = images/s at N ranks / (N x images/s at 1).
+#include "app/bench_common.h"
 #include "app/command_line.h"
 #include "app/error_text.h"
 #include "app/bench_step.h"
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -29,19 +29,15 @@ namespace ft {
 namespace {
 
 po::options_description step_options() {
-  po::options_description options("fusetrain bench step");
+  auto options = bench_options("fusetrain bench step", "simple_cnn", 5);
   options.add_options()
-      ("model", po::value<std::string>()->default_value("simple_cnn"), "model")
       ("ranks", po::value<std::string>()->default_value("1,2"), "world sizes to measure, comma separated")
       ("batch", po::value<int>()->default_value(128), "images per rank per step")
       ("steps", po::value<int>()->default_value(30), "timed steps")
-      ("warmup", po::value<int>()->default_value(5), "untimed steps")
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
-      ("device", po::value<std::string>()->default_value("auto"), choice_list<DeviceChoice>(" | ").c_str())
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
       ("threads", po::value<int>()->default_value(0),
-       "CPU threads per rank (0 = cores / largest world size, the same for every world size)")
-      ("help,h", "show this help");
+       "CPU threads per rank (0 = cores / largest world size, the same for every world size)");
   return options;
 }
 
@@ -55,14 +51,12 @@ std::string self_path() {
 }  // namespace
 
 int bench_step_worker(int argc, char** argv) {
-  auto options = step_options();
   po::variables_map vm;
-  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench step")) return 2;
+  if (const int status = bench_parse(step_options(), argc, argv, vm, "fusetrain bench step"); status >= 0)
+    return status;
   World world(&argc, &argv);
   try {
-    Config config;
-    config.model.name = choice_from<ModelName>("--model", vm["model"].as<std::string>());
-    config.train.device = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
+    Config config = bench_config(vm);
     config.train.threads = vm["threads"].as<int>();
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
@@ -118,10 +112,9 @@ int bench_step_worker(int argc, char** argv) {
 }
 
 int bench_step(int argc, char** argv) {
-  auto options = step_options();
   po::variables_map vm;
-  if (!parse_command_line(options, argc, argv, vm, "fusetrain bench step")) return 2;
-  if (vm.count("help")) return std::cout << options, 0;
+  if (const int status = bench_parse(step_options(), argc, argv, vm, "fusetrain bench step"); status >= 0)
+    return status;
   try {
     std::vector<int> ranks;
     std::stringstream list(vm["ranks"].as<std::string>());

@@ -221,6 +221,16 @@ std::vector<Option> option_table(Config& c) {
   b.flag("data.augment.alternate_flip", &c.data.augment.alternate_flip,
          "with flip: each image is flipped at random in the first epoch, then the opposite way each epoch");
   b.number("data.augment.cutout", &c.data.augment.cutout, "side of a random zeroed square (0 = off)", at_least(0));
+  b.number("data.augment.brightness", &c.data.augment.brightness,
+           "colour jitter: brightness factor uniform in [max(0, 1-x), 1+x] (0 = off; applied first)", between(0, 10));
+  b.number("data.augment.contrast", &c.data.augment.contrast,
+           "colour jitter: contrast factor in [max(0, 1-x), 1+x], towards the image's mean gray (0 = off)",
+           between(0, 10));
+  b.number("data.augment.saturation", &c.data.augment.saturation,
+           "colour jitter: saturation factor in [max(0, 1-x), 1+x], towards each pixel's gray (0 = off)",
+           between(0, 10));
+  b.number("data.augment.rotation_degrees", &c.data.augment.rotation_degrees,
+           "random rotation by an angle uniform in [-x, x] degrees, bilinear, fill 0 (0 = off)", between(0, 180));
 
   b.choice("optimizer.name", &c.optimizer.name, "optimizer");
   b.number("optimizer.lr", &c.optimizer.lr, "peak learning rate", above(0));
@@ -267,6 +277,8 @@ std::vector<Option> option_table(Config& c) {
            at_least(0));
   b.choice("train.tta", &c.train.tta,
            "test-time augmentation: average the logits over flips (and 1-pixel translations)");
+  b.flag("train.cudnn", &c.train.cudnn,
+         "use cuDNN for ATen convolutions on GPUs (false: ATen's native CUDA kernels, for the conv+ReLU study)");
 
   b.choice("distributed.backend", &c.distributed.backend, "gradient all-reduce backend");
   b.number("distributed.stall_timeout_s", &c.distributed.stall_timeout_s,

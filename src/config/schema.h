@@ -34,6 +34,10 @@ struct AugmentConfig {
   bool flip = false;     // random horizontal flip
   bool alternate_flip = false;  // with flip: random in the first epoch, then each image alternates
   int cutout = 0;        // side of a random zeroed square (0 = off)
+  double brightness = 0;        // colour jitter: factor uniform in [max(0, 1 - x), 1 + x] (0 = off)
+  double contrast = 0;
+  double saturation = 0;
+  double rotation_degrees = 0;  // random rotation by an angle uniform in [-x, x], bilinear, fill 0 (0 = off)
 };
 
 struct DataConfig {
@@ -92,6 +96,7 @@ struct TrainConfig {
   int checkpoint_every = 0;     // epochs between checkpoints (0 = only on signal / at the end)
   int lookahead_every = 0;      // steps between lookahead pulls towards slow weights (0 = off)
   Tta tta = Tta::none;          // test-time augmentation
+  bool cudnn = true;            // false: ATen convolutions avoid cuDNN (native CUDA kernels)
 };
 
 struct DistributedConfig {

@@ -1,18 +1,18 @@
 // Upload of a rank's images to the device once per run, and per-step batch assembly. On CPU the
-// batch is split across at::parallel_for threads; on CUDA one kernel launch on the current stream.
+// batch is split across at::parallel_for threads; on CUDA the kernels run on the current stream.
 #include "data/dataset.h"
 
+#include <ATen/DeviceAccelerator.h>
 #include <ATen/Parallel.h>
-
-#ifdef FUSETRAIN_WITH_CUDA
-#include <c10/cuda/CUDAStream.h>
-#endif
 
 #include "runtime/error.h"
 
 namespace ft {
 
 DeviceDataset::DeviceDataset(const HostSplit& split, at::Device device) : meta_(split.meta) {
+  FT_REQUIRE(!device.is_cuda() || cuda_kernels_built(), "train.device: training on ", device.str(),
+             " needs the CUDA kernels, but this fusetrain was built without CUDA: set train.device: cpu, or "
+             "rebuild on a host with nvcc (cmake -DFUSETRAIN_CUDA=ON)");
   const auto n = split.size();
   const auto host_images = at::from_blob(const_cast<std::uint8_t*>(split.images.data()),
                                          {n, meta_.height, meta_.width, meta_.channels}, at::kByte);
@@ -38,6 +38,18 @@ AugmentParams DeviceDataset::augment_params(int crop_padding, bool flip, int cut
   return p;
 }
 
+AugmentParams DeviceDataset::augment_params(const AugmentConfig& augment, std::uint64_t image_seed,
+                                            bool normalize) const {
+  AugmentParams p = augment_params(augment.crop_padding, augment.flip, augment.cutout, normalize);
+  p.alternate_flip = augment.alternate_flip;
+  p.image_seed = image_seed;
+  p.brightness = static_cast<float>(augment.brightness);
+  p.contrast = static_cast<float>(augment.contrast);
+  p.saturation = static_cast<float>(augment.saturation);
+  p.rotation_degrees = static_cast<float>(augment.rotation_degrees);
+  return p;
+}
+
 std::pair<at::Tensor, at::Tensor> DeviceDataset::batch(const at::Tensor& indices, AugmentParams params,
                                                        std::int64_t position_base, at::ScalarType dtype,
                                                        bool channels_last) const {
@@ -46,10 +58,11 @@ std::pair<at::Tensor, at::Tensor> DeviceDataset::batch(const at::Tensor& indices
   auto out = at::empty({b, meta_.channels, meta_.height, meta_.width},
                        images_.options().dtype(at::kFloat));
   if (images_.is_cuda()) {
-#ifdef FUSETRAIN_WITH_CUDA
-    augment_batch_cuda(images_.data_ptr<std::uint8_t>(), idx.data_ptr<std::int64_t>(), b, position_base,
-                       params, out.data_ptr<float>(), at::cuda::getCurrentCUDAStream().stream());
-#endif
+    const auto stream = at::accelerator::getCurrentStream(images_.device().index());
+    auto scratch = at::empty({params.contrast > 0 ? b : 0}, out.options());
+    augment_batch_device(images_.data_ptr<std::uint8_t>(), idx.data_ptr<std::int64_t>(), b, position_base, params,
+                         out.data_ptr<float>(), scratch.numel() > 0 ? scratch.data_ptr<float>() : nullptr,
+                         static_cast<cudaStream_t>(stream.native_handle()));
   } else {
     const std::uint8_t* images = images_.data_ptr<std::uint8_t>();
     const std::int64_t* rows = idx.data_ptr<std::int64_t>();

@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include "config/schema.h"
 #include "shard/shard_reader.h"
 #include "kernels/augment.h"
 
@@ -11,6 +12,7 @@ namespace ft {
 
 class DeviceDataset {
  public:
+  // Throws ft::Error naming train.device when `device` is a GPU but this build has no CUDA kernels.
   DeviceDataset(const HostSplit& split, at::Device device);
 
   std::int64_t size() const { return labels_.size(0); }
@@ -20,6 +22,8 @@ class DeviceDataset {
 
   // Normalisation and augmentation settings for this data set (mean/std from the shard attributes).
   AugmentParams augment_params(int crop_padding, bool flip, int cutout, bool normalize) const;
+  // Every data.augment setting; image_seed seeds the per-image draws of alternating flips.
+  AugmentParams augment_params(const AugmentConfig& augment, std::uint64_t image_seed, bool normalize) const;
 
   // indices: int64 local indices (any device). Returns (images [B,C,H,W] of `dtype`, labels int64 [B])
   // on the dataset's device. position_base seeds the per-sample augmentation stream.

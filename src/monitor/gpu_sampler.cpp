@@ -6,10 +6,7 @@
 
 #include <chrono>
 
-#ifdef FUSETRAIN_WITH_CUDA
-#include <cuda_runtime.h>
-#endif
-
+#include "kernels/device_query.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -27,13 +24,12 @@ using UtilizationFn = int (*)(NvmlDevice, NvmlUtilization*);
 }  // namespace
 
 GpuSampler::GpuSampler(int cuda_device, int rank, double hz) {
-#ifdef FUSETRAIN_WITH_CUDA
-  if (cuda_device < 0) {
-    status_ = "no GPU";
+  if (!cuda_kernels_built() || cuda_device < 0) {
+    status_ = cuda_kernels_built() ? "no GPU" : "built without CUDA";
     return;
   }
-  char bus_id[64] = {0};
-  if (cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), cuda_device) != cudaSuccess) {
+  const std::string bus_id = cuda_pci_bus_id(cuda_device);
+  if (bus_id.empty()) {
     status_ = "cannot read the GPU's PCI bus id";
     return;
   }
@@ -52,8 +48,8 @@ GpuSampler::GpuSampler(int cuda_device, int rank, double hz) {
     dlclose(library);
     return;
   }
-  if (by_pci(bus_id, &device) != 0) {
-    status_ = "NVML does not know the GPU at " + std::string(bus_id);
+  if (by_pci(bus_id.c_str(), &device) != 0) {
+    status_ = "NVML does not know the GPU at " + bus_id;
     shutdown();
     dlclose(library);
     return;
@@ -75,10 +71,6 @@ GpuSampler::GpuSampler(int cuda_device, int rank, double hz) {
     shutdown();
     dlclose(library);
   });
-#else
-  (void)cuda_device, (void)rank, (void)hz;
-  status_ = "built without CUDA";
-#endif
 }
 
 GpuSampler::~GpuSampler() { stop(); }

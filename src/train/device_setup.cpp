@@ -53,6 +53,7 @@ at::Device place_rank(const Config& config, const World& world) {
   at::set_num_threads(2);
   // Static shapes: let cuDNN time its algorithms once and keep the fastest.
   at::globalContext().setBenchmarkCuDNN(true);
+  at::globalContext().setUserEnabledCuDNN(config.train.cudnn);
   return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 

@@ -238,10 +238,7 @@ void Trainer::plan_steps() {
   s.images_per_epoch = s.steps_per_epoch * accumulation * c.data.batch_size * world_.size();
   s.schedule = std::make_unique<LearningRateSchedule>(c.scheduler, c.optimizer.lr, s.steps_per_epoch, c.train.epochs);
 
-  const auto& augment = c.data.augment;
-  s.train_params = s.train->augment_params(augment.crop_padding, augment.flip, augment.cutout, c.data.normalize);
-  s.train_params.alternate_flip = augment.alternate_flip;
-  s.train_params.image_seed = c.train.seed;
+  s.train_params = s.train->augment_params(c.data.augment, c.train.seed, c.data.normalize);
   s.test_params = s.test->augment_params(0, false, 0, c.data.normalize);
   s.test_params.train = false;
   s.eval_options = {c.data.test_batch_size, s.param_dtype, s.amp_dtype, c.precision.channels_last,

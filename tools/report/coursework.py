@@ -371,7 +371,7 @@ def kernels(w: Writer) -> None:
     w.page.section("CUDA kernels: fused convolution + ReLU, RGB to gray")
     text = (w.cw.out / "kernels.md").read_text() if (w.cw.out / "kernels.md").exists() else ""
     if not text.strip():
-        w.page.absent("`fusetrain bench kernels` wrote nothing")
+        w.page.absent("`fusetrain bench kernels` and `bench gray` wrote nothing")
         return
     w.page.markdown_tables("kernels", text)
     if "no CUDA device" in text:
@@ -382,7 +382,7 @@ def kernels(w: Writer) -> None:
         copy.write_bytes(image.read_bytes())
         w.page.figure(copy, image.stem)
     if not images:
-        w.page.absent("no color/gray sample images in kernels/ (the RGB-to-gray study writes them on a GPU host)")
+        w.page.absent("no color/gray sample images in kernels/ (written by `fusetrain bench gray`)")
 
 
 def main() -> int:

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/augment.h"
+#include "kernels/augment_pixel.h"
 
 namespace ft {
 namespace {
@@ -143,6 +144,10 @@ TEST(Augment, DrawsDependOnlyOnSeedAndPosition) {
   p.crop_padding = 1;
   p.flip = true;
   p.seed = 99;
+  p.brightness = 0.4f;
+  p.contrast = 0.4f;
+  p.saturation = 0.4f;
+  p.rotation_degrees = 30;
   const auto whole = f.run(p, {0, 1, 1, 0}, 100);
   std::vector<float> split(whole.size(), -1.0f);
   const std::vector<std::int64_t> idx = {0, 1, 1, 0};

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/rgb_to_gray.h"
@@ -54,7 +55,7 @@ TEST(RgbToGray, CudaIsBitIdenticalToCpu) {
   const auto rgb = every_rgb_triple();
   std::vector<std::uint8_t> cpu(rgb.size() / 3), gpu(rgb.size() / 3, 1);
   rgb_to_gray_cpu(rgb.data(), cpu.data(), cpu.size());
-  rgb_to_gray_cuda(rgb.data(), gpu.data(), gpu.size());
+  rgb_to_gray_staged(rgb.data(), gpu.data(), gpu.size());
   EXPECT_EQ(cpu, gpu);
 }
 
@@ -62,7 +63,18 @@ TEST(RgbToGray, WithoutAGpuTheCudaLauncherThrows) {
   if (cuda_kernels_available()) GTEST_SKIP() << "a GPU is available";
   // Either "built without CUDA" or the CUDA runtime's own error, as ft::Error in both cases.
   std::uint8_t rgb[3] = {1, 2, 3}, gray[1];
-  EXPECT_THROW(rgb_to_gray_cuda(rgb, gray, 1), Error);
+  EXPECT_THROW(rgb_to_gray_staged(rgb, gray, 1), Error);
+}
+
+TEST(RgbToGray, BuildsWithoutCudaNameTheSettingThatAvoidsTheGpu) {
+  if (cuda_kernels_built()) GTEST_SKIP() << "this build has CUDA";
+  std::uint8_t rgb[3] = {1, 2, 3}, gray[1];
+  try {
+    rgb_to_gray_staged(rgb, gray, 1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.device: cpu"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

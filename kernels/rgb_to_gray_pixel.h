@@ -4,11 +4,7 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define FT_HOST_DEVICE __host__ __device__
-#else
-#define FT_HOST_DEVICE
-#endif
+#include "kernels/common.h"
 
 namespace ft {
 

@@ -1,0 +1,33 @@
+// The CUDA entry points of kernels/ in builds without CUDA (compiled only there, in place of the .cu
+// files): no GPU is ever available, and each launcher raises cuda_not_built()'s error.
+#include "kernels/augment.h"
+#include "kernels/common.h"
+#include "kernels/conv_relu.h"
+#include "kernels/device_query.h"
+#include "kernels/rgb_to_gray.h"
+
+namespace ft {
+
+bool cuda_kernels_built() { return false; }
+bool cuda_kernels_available() { return false; }
+std::string cuda_pci_bus_id(int) { return ""; }
+std::string cuda_device_name(int) { return ""; }
+
+void augment_batch_device(const std::uint8_t*, const std::int64_t*, std::int64_t, std::int64_t, const AugmentParams&,
+                          float*, float*, cudaStream_t) {
+  cuda_not_built("augment_batch_device");
+}
+
+void conv_bias_relu_device(const float*, const float*, const float*, float*, const ConvGeometry&, cudaStream_t) {
+  cuda_not_built("conv_bias_relu_device");
+}
+
+void rgb_to_gray_device(const std::uint8_t*, std::uint8_t*, std::size_t, cudaStream_t) {
+  cuda_not_built("rgb_to_gray_device");
+}
+
+void rgb_to_gray_staged(const std::uint8_t*, std::uint8_t*, std::size_t, cudaStream_t) {
+  cuda_not_built("rgb_to_gray_staged");
+}
+
+}  // namespace ft
