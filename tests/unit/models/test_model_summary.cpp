@@ -33,7 +33,7 @@ std::int64_t total(const std::vector<ModelLayer>& layers) {
 
 TEST(ModelSummary, SimpleCnnOnFashionMnist) {
   const InputShape input{1, 28, 28, 10};
-  auto net = test::build("simple_cnn", input);
+  auto net = test::build(ModelName::simple_cnn, input);
   const auto layers = summarize_network(*net, input);
   expect_layers(layers, {{"conv1", "32x28x28", 320},     {"relu", "32x28x28", 0},     {"max_pool2d", "32x14x14", 0},
                          {"conv2", "64x14x14", 18496},   {"relu", "64x14x14", 0},     {"max_pool2d", "64x7x7", 0},
@@ -46,7 +46,7 @@ TEST(ModelSummary, SimpleCnnOnFashionMnist) {
 
 TEST(ModelSummary, FusedConvReluIsOneNamedLayer) {
   const InputShape input{3, 32, 32, 10};
-  auto net = test::build("simple_cnn", input, 64, "fused");
+  auto net = test::build(ModelName::simple_cnn, input, 64, ConvReluKernel::fused);
   const auto layers = summarize_network(*net, input);
   ASSERT_GE(layers.size(), 2u);
   EXPECT_EQ(layers[0].name, "conv1");
@@ -59,10 +59,10 @@ TEST(ModelSummary, FusedConvReluIsOneNamedLayer) {
 TEST(ModelSummary, ResidualNetworkCountsEveryParameterOnce) {
   const InputShape input{3, 32, 32, 10};
   ModelConfig config;
-  config.name = "resnet9";
+  config.name = ModelName::resnet9;
   config.width = 16;
   const auto layers = model_summary(config, input);
-  auto net = test::build("resnet9", input, 16);
+  auto net = test::build(ModelName::resnet9, input, 16);
   EXPECT_EQ(total(layers), test::parameter_count(*net));
   EXPECT_EQ(layers.back().output_shape, "10");
   bool residual_sum = false;
