@@ -1,5 +1,6 @@
 // `fusetrain report FILE...`: a markdown (or CSV) table of the given results files, sorted and with
-// extra config-key columns on request. Reads files only; never needs MPI.
+// extra config-key columns on request, per-rank rows or model summaries; `--fields` lists the results
+// file's fields as JSON for other readers. Reads files only; never needs MPI.
 #include <boost/program_options.hpp>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 
 #include "app/commands.h"
 #include "app/error_text.h"
+#include "results/detail_tables.h"
 #include "results/report_table.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
@@ -17,13 +19,19 @@ namespace ft {
 
 int report_command(int argc, char** argv) {
   po::options_description options("fusetrain report: table of results files\n\n"
-                                  "usage: fusetrain report [--csv] [--sort KEY] [--group KEY] [--key CONFIG.KEY ...] FILE.h5...\n\n"
+                                  "usage: fusetrain report [--csv] [--sort KEY] [--group KEY] [--key CONFIG.KEY ...] FILE.h5...\n"
+                                  "       fusetrain report --per-rank [--csv] FILE.h5...\n"
+                                  "       fusetrain report --model [--csv] FILE.h5...\n"
+                                  "       fusetrain report --fields\n\n"
                                   "options");
   options.add_options()
       ("csv", "CSV instead of markdown")
       ("sort", po::value<std::string>(), "sort by a column (e.g. img_per_s, batch) or a config key (e.g. optimizer.lr)")
       ("key,k", po::value<std::vector<std::string>>()->composing(), "add a config key as a column (repeatable)")
       ("group", po::value<std::string>(), "one table per value of a column or config key (CSV: a leading column)")
+      ("per-rank", "one row per rank: time split, peak memory, train loss and accuracy on the rank's slice")
+      ("model", "each run's model summary: layers, output shapes, parameters")
+      ("fields", "every field of the results file as JSON (group, name, stored type, meaning) and exit")
       ("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>(), "results files");
@@ -40,6 +48,7 @@ int report_command(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) return std::cout << options, 0;
+  if (vm.count("fields")) return std::cout << results_fields_json(), 0;
   if (!vm.count("files")) {
     std::fprintf(stderr, "fusetrain report: no results files given\n");
     std::cerr << options;
@@ -48,8 +57,11 @@ int report_command(int argc, char** argv) {
   try {
     std::vector<RunRecord> runs;
     for (const auto& f : vm["files"].as<std::vector<std::string>>()) runs.push_back(read_results(f));
+    const bool csv = vm.count("csv") > 0;
+    if (vm.count("per-rank")) return std::cout << per_rank_table(runs, csv), 0;
+    if (vm.count("model")) return std::cout << model_tables(runs, csv), 0;
     ReportOptions report;
-    report.csv = vm.count("csv") > 0;
+    report.csv = csv;
     if (vm.count("sort")) report.sort_by = vm["sort"].as<std::string>();
     if (vm.count("group")) report.group_by = vm["group"].as<std::string>();
     if (vm.count("key")) report.extra_keys = vm["key"].as<std::vector<std::string>>();

@@ -20,6 +20,7 @@
 #include "config/sweep.h"
 #include "io/atomic_file.h"
 #include "io/paths.h"
+#include "io/text_file.h"
 #include "results/report_table.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
@@ -59,13 +60,6 @@ std::vector<std::string> split(const std::string& text) {
   std::istringstream in(text);
   for (std::string w; in >> w;) words.push_back(w);
   return words;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 void write_text(const std::string& path, const std::string& text, bool executable = false) {
@@ -166,8 +160,7 @@ std::string workstation_plan(const Plan& plan) {
 // jobs/slurm/sweep.sbatch with this sweep's #SBATCH options and defaults filled in, so the sweep
 // directory carries everything a cluster needs and there is one array runner to maintain.
 std::string array_script(const Plan& plan, const std::string& runner) {
-  std::ifstream in(runner);
-  FT_REQUIRE(in, "cannot read the SLURM array runner ", runner);
+  std::istringstream in(read_text_file(runner, "the SLURM array runner"));
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   FT_REQUIRE(!lines.empty() && lines[0].rfind("#!", 0) == 0, runner, ": expected a bash script");
@@ -213,7 +206,9 @@ std::string find_runner(const std::string& given) {
 void check_not_stale(const Plan& plan, const std::string& points) {
   const std::string old_points = paths::join(plan.dir, "points.tsv"), old_config = paths::join(plan.dir, "config.yaml");
   if (!paths::exists(old_points)) return;
-  if (read_text(old_points) == points && read_text(old_config) == plan.sweep.base_yaml) return;
+  if (read_text_file(old_points) == points && paths::exists(old_config) &&
+      read_text_file(old_config) == plan.sweep.base_yaml)
+    return;
   bool results = false;
   if (paths::exists(plan.results))
     for (const std::string& name : paths::list_directory(plan.results))

@@ -26,12 +26,16 @@
 #include "config/loader.h"
 #include "io/atomic_file.h"
 #include "io/paths.h"
+#include "models/model_summary.h"
 #include "monitor/gpu_sampler.h"
+#include "results/detail_tables.h"
+#include "results/rank_gather.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
 #include "runtime/signals.h"
 #include "runtime/version.h"
 #include "runtime/world.h"
+#include "shard/shard_reader.h"
 #include "train/device_setup.h"
 #include "train/trainer.h"
 
@@ -39,25 +43,6 @@ namespace po = boost::program_options;
 
 namespace ft {
 namespace {
-
-std::string encode(const RankRecord& r) {
-  std::ostringstream out;
-  out.precision(17);
-  out << r.hostname << '\t' << r.device << '\t' << r.local_rank << '\t' << r.peak_memory_bytes << '\t' << r.train_images << '\t'
-      << r.allreduce_bytes << '\t' << r.allreduce_s;
-  for (double s : r.phase_s) out << '\t' << s;
-  return out.str();
-}
-
-RankRecord decode(const std::string& text) {
-  RankRecord r;
-  std::istringstream in(text);
-  std::getline(in, r.hostname, '\t');
-  std::getline(in, r.device, '\t');
-  in >> r.local_rank >> r.peak_memory_bytes >> r.train_images >> r.allreduce_bytes >> r.allreduce_s;
-  for (double& s : r.phase_s) in >> s;
-  return r;
-}
 
 // "<model>-<data folder>-<ranks>r": the start of default results and checkpoint names.
 std::string default_stem(const Config& config, int ranks) {
@@ -137,13 +122,15 @@ void probe_outputs(const Config& config, const RunPaths& p) {
   remove_stale_temporaries(p.checkpoint);
 }
 
-std::string gather_samples(const World& world, GpuSampler& sampler) {
-  std::ostringstream samples;
-  samples.precision(9);
-  for (const auto& u : sampler.stop()) samples << u.time_s << ' ' << u.rank << ' ' << u.gpu_percent << ' ' << u.memory_percent << '\n';
-  std::string all;
-  for (const auto& text : world.allgather(samples.str())) all += text;
-  return all;
+// The model's layers for the results file, printed as a table: a CPU replica run on a zero image of the
+// data's shape, so the run's own replica is untouched.
+std::vector<ModelLayer> print_model_summary(const Config& config) {
+  const ShardMeta meta = ShardReader(config.data.path, "train").meta();
+  const InputShape shape{meta.channels, meta.height, meta.width, static_cast<int>(meta.class_names.size())};
+  auto layers = model_summary(config.model, shape);
+  std::printf("model %s:\n%s", choice_name(config.model.name), model_table(layers).c_str());
+  std::fflush(stdout);
+  return layers;
 }
 
 Provenance provenance(const std::string& command_line, const std::string& started, const Backend& backend,
@@ -175,8 +162,9 @@ void print_done(const RunRecord& record, const std::string& path) {
 // Gathers what every rank measured; rank 0 writes the results file and, once it is safely written,
 // removes the checkpoint.
 void write_run(const Config& config, const RunPaths& paths_of_run, const TrainOutcome& outcome,
-               const std::string& samples, const Provenance& provenance, const World& world) {
-  const auto encoded = world.allgather(encode(outcome.rank));
+               const std::vector<UtilizationSample>& samples, const std::vector<ModelLayer>& layers,
+               const Provenance& provenance, const World& world) {
+  const auto ranks = gather_rank_records(world, outcome.rank);
   if (world.rank() != 0) return;
   RunRecord record;
   record.name = paths_of_run.name;
@@ -187,13 +175,11 @@ void write_run(const Config& config, const RunPaths& paths_of_run, const TrainOu
   record.config_yaml = dump_config(config);
   record.epochs = outcome.epochs;
   record.summary = outcome.summary;
-  std::istringstream in(samples);
-  for (UtilizationSample u; in >> u.time_s >> u.rank >> u.gpu_percent >> u.memory_percent;)
-    record.utilization.push_back(u);
-  for (const auto& e : encoded) {
-    record.ranks.push_back(decode(e));
-    record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, record.ranks.back().peak_memory_bytes);
-  }
+  record.utilization = samples;
+  record.ranks = ranks;
+  record.layers = layers;
+  for (const auto& rank : ranks)
+    record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, rank.peak_memory_bytes);
   record.provenance = provenance;
   write_results(paths_of_run.results, record);
   paths::remove(paths_of_run.checkpoint);
@@ -226,6 +212,7 @@ void run_training(const Config& config, const std::string& command_line, World& 
   const WatchedCollectives watched(world, backend->watch());
   Timeline timeline(!config.distributed.timeline.empty());
   print_banner(config, world, *backend, device);
+  const std::vector<ModelLayer> layers = world.rank() == 0 ? print_model_summary(config) : std::vector<ModelLayer>{};
 
   TrainerOptions trainer_options;
   trainer_options.checkpoint_path = paths_of_run.checkpoint;
@@ -233,8 +220,8 @@ void run_training(const Config& config, const std::string& command_line, World& 
   Trainer trainer(config, world, *backend, device, trainer_options);
   GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
   const TrainOutcome outcome = trainer.run();
-  const std::string samples = gather_samples(world, sampler);
-  write_run(config, paths_of_run, outcome, samples, provenance(command_line, started, *backend, world), world);
+  const auto samples = gather_utilization(world, sampler.stop());
+  write_run(config, paths_of_run, outcome, samples, layers, provenance(command_line, started, *backend, world), world);
   if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
   world.barrier();
 }

@@ -3,13 +3,13 @@
 #include "config/loader.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "config/config_error.h"
 #include "config/options.h"
+#include "io/text_file.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -140,11 +140,7 @@ Config parse_config(const std::string& yaml, const std::string& origin,
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
                    const LoadOptions& options) {
-  std::ifstream in(path);
-  FT_REQUIRE(in, "cannot read config file ", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path, overrides, options);
+  return parse_config(read_text_file(path, "config file"), path, overrides, options);
 }
 
 std::string dump_config(const Config& config) {

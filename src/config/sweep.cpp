@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -14,6 +13,7 @@
 #include "config/config_error.h"
 #include "config/loader.h"
 #include "config/options.h"
+#include "io/text_file.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -383,11 +383,7 @@ Sweep parse_sweep(const std::string& yaml, const std::string& origin, const std:
 }
 
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& sets) {
-  std::ifstream in(path);
-  FT_REQUIRE(in, "cannot read sweep file ", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_sweep(text.str(), path, sets);
+  return parse_sweep(read_text_file(path, "sweep file"), path, sets);
 }
 
 }  // namespace ft

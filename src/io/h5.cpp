@@ -53,6 +53,7 @@ std::vector<const char*> c_strings(const std::vector<std::string>& values) {
 }
 
 std::vector<std::string> read_vlen_strings(hid_t obj, bool is_attr, hssize_t count) {
+  if (count == 0) return {};  // an empty table column: nothing to read (HDF5 rejects a null buffer)
   Handle type = vlen_string_type();
   std::vector<char*> raw(static_cast<std::size_t>(count), nullptr);
   if (is_attr)

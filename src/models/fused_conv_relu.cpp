@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/DeviceAccelerator.h>
+#include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -113,7 +114,13 @@ at::Tensor fused_conv_relu(const at::Tensor& x, const at::Tensor& weight, const 
              "fused conv+ReLU: input, weight and bias must share device and dtype");
   FT_REQUIRE(stride.size() == 2 && padding.size() == 2, "fused conv+ReLU: stride and padding must be {h, w}");
   const std::optional<at::Tensor> optional_bias = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
-  return FusedConvReLUFunction::apply(x, weight, optional_bias, stride.vec(), padding.vec());
+  // One named operation for profilers and the model summary, which would otherwise see only the
+  // allocations inside the kernel's wrapper.
+  const std::vector<c10::IValue> inputs{x, weight, bias};
+  RECORD_FUNCTION("ft::fused_conv_relu", inputs);
+  at::Tensor y = FusedConvReLUFunction::apply(x, weight, optional_bias, stride.vec(), padding.vec());
+  if (guard.needsOutputs()) guard.setOutputs(std::vector<c10::IValue>{y});
+  return y;
 }
 
 }  // namespace ft

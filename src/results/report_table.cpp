@@ -1,31 +1,16 @@
-// Table rendering for `fusetrain report`. Sorting compares numerically when both cells are numbers,
-// so batch sizes 16, 32, 128 sort as numbers and names sort as text.
+// Table rendering for `fusetrain report`. Sorting compares numerically when both cells start with a
+// number, so batch sizes 16, 32, 128 sort as numbers and names sort as text.
 #include "results/report_table.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
+#include "results/table_render.h"
 #include "runtime/error.h"
 
 namespace ft {
-namespace {
-
-std::string fixed(double v, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*f", digits, v);
-  return text;
-}
-
-bool numeric(const std::string& s, double& value) {
-  char* end = nullptr;
-  value = std::strtod(s.c_str(), &end);
-  return !s.empty() && end && *end == '\0';
-}
-
-}  // namespace
 
 std::string config_value(const RunRecord& run, const std::string& key) {
   YAML::Node node = YAML::Load(run.config_yaml);
@@ -40,13 +25,50 @@ std::string config_value(const RunRecord& run, const std::string& key) {
   return out.c_str();
 }
 
+long long global_batch(const RunRecord& run) {
+  double accumulation = 1;
+  if (!leading_number(config_value(run, "train.accumulation_steps"), accumulation)) accumulation = 1;
+  return static_cast<long long>(run.batch_size) * run.provenance.world_size * static_cast<long long>(accumulation);
+}
+
 namespace {
 
 const std::vector<std::string>& base_header() {
-  static const std::vector<std::string> header = {"run", "model", "dataset", "ranks", "backend", "batch", "precision",
-                                                  "epochs", "wall_s", "train_s", "img_per_s", "peak_MiB",
-                                                  "final_acc_%", "best_acc_%", "overfit"};
+  static const std::vector<std::string> header = {
+      "run", "model", "dataset", "ranks", "backend", "batch", "precision", "epochs", "wall_s", "train_s",
+      "img_per_s", "forward_s", "backward_s", "comm_wait_s", "peak_MiB", "device", "gpu_util_%", "train_acc_%",
+      "final_acc_%", "best_acc_%", "overfit"};
   return header;
+}
+
+// "32", or "32 (global 128)" when ranks or accumulation make a step see more images.
+std::string batch_text(const RunRecord& r) {
+  const long long global = global_batch(r);
+  return global == r.batch_size ? std::to_string(r.batch_size) : cat(r.batch_size, " (global ", global, ")");
+}
+
+// Mean over ranks of one phase's seconds.
+double mean_phase(const RunRecord& r, std::size_t phase) {
+  double sum = 0;
+  for (const auto& rank : r.ranks) sum += rank.phase_s[phase];
+  return r.ranks.empty() ? 0 : sum / static_cast<double>(r.ranks.size());
+}
+
+// The ranks' device models, each once ("-" when none were recorded).
+std::string devices(const RunRecord& r) {
+  std::vector<std::string> names;
+  for (const auto& rank : r.ranks)
+    if (std::find(names.begin(), names.end(), rank.device) == names.end()) names.push_back(rank.device);
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : " + ") + name;
+  return text.empty() ? "-" : text;
+}
+
+std::string mean_gpu_utilization(const RunRecord& r) {
+  if (r.utilization.empty()) return "-";
+  double sum = 0;
+  for (const auto& u : r.utilization) sum += u.gpu_percent;
+  return fixed(sum / static_cast<double>(r.utilization.size()), 1);
 }
 
 // train_s: the epochs' training time alone (each epoch clock stops before its evaluation).
@@ -54,11 +76,14 @@ std::vector<std::string> row_of(const RunRecord& r, const std::vector<std::strin
   const auto& s = r.summary;
   double train_s = 0;
   for (const auto& e : r.epochs) train_s += e.epoch_time_s;
+  const double train_acc = r.epochs.empty() ? 0 : r.epochs.back().train_acc;
   std::vector<std::string> row = {
-      r.name, r.model, r.dataset, std::to_string(r.provenance.world_size), r.provenance.backend,
-      std::to_string(r.batch_size), r.precision, std::to_string(s.epochs_run), fixed(s.wall_time_s, 1),
-      fixed(train_s, 2), fixed(s.images_per_s, 0), fixed(s.peak_memory_bytes / 1048576.0, 1), fixed(100 * s.final_test_acc, 2),
-      fixed(100 * s.best_test_acc, 2), s.overfit ? cat("from epoch ", s.overfit_epoch) : "no"};
+      r.name, r.model, r.dataset, std::to_string(r.provenance.world_size), r.provenance.backend, batch_text(r),
+      r.precision, std::to_string(s.epochs_run), fixed(s.wall_time_s, 1), fixed(train_s, 2),
+      fixed(s.images_per_s, 0), fixed(mean_phase(r, 1), 2), fixed(mean_phase(r, 2), 2), fixed(mean_phase(r, 3), 2),
+      fixed(s.peak_memory_bytes / 1048576.0, 1), devices(r), mean_gpu_utilization(r), fixed(100 * train_acc, 2),
+      fixed(100 * s.final_test_acc, 2), fixed(100 * s.best_test_acc, 2),
+      s.overfit ? cat("from epoch ", s.overfit_epoch) : "no"};
   for (const auto& key : extra_keys) row.push_back(config_value(r, key));
   return row;
 }
@@ -76,41 +101,10 @@ std::vector<RunRecord> sorted_by(std::vector<RunRecord> runs, const std::string&
   std::stable_sort(runs.begin(), runs.end(), [&](const RunRecord& a, const RunRecord& b) {
     const auto x = column_value(a, key), y = column_value(b, key);
     double u, v;
-    if (numeric(x, u) && numeric(y, v)) return u < v;
+    if (leading_number(x, u) && leading_number(y, v)) return u < v;
     return x < y;
   });
   return runs;
-}
-
-void render(std::ostringstream& out, const std::vector<std::string>& header,
-            const std::vector<std::vector<std::string>>& rows, bool csv, bool with_header) {
-  if (csv) {
-    auto line = [&](const std::vector<std::string>& cells) {
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        std::string cell = cells[i];
-        if (cell.find_first_of(",\"") != std::string::npos) {
-          std::string escaped;
-          for (char ch : cell) escaped += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-          cell = "\"" + escaped + "\"";
-        }
-        out << (i ? "," : "") << cell;
-      }
-      out << "\n";
-    };
-    if (with_header) line(header);
-    for (const auto& row : rows) line(row);
-    return;
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    out << "|";
-    for (const auto& cell : cells) out << " " << cell << " |";
-    out << "\n";
-  };
-  line(header);
-  out << "|";
-  for (std::size_t i = 0; i < header.size(); ++i) out << "---|";
-  out << "\n";
-  for (const auto& row : rows) line(row);
 }
 
 }  // namespace
@@ -119,12 +113,12 @@ std::string report_table(const std::vector<RunRecord>& runs, const ReportOptions
   auto header = base_header();
   for (const auto& key : options.extra_keys) header.push_back(key);
   const auto ordered = sorted_by(runs, options.sort_by);
-  std::ostringstream out;
+  std::string out;
   if (options.group_by.empty()) {
-    std::vector<std::vector<std::string>> rows;
+    std::vector<TableRow> rows;
     for (const auto& r : ordered) rows.push_back(row_of(r, options.extra_keys));
-    render(out, header, rows, options.csv, true);
-    return out.str();
+    render_table(out, header, rows, options.csv);
+    return out;
   }
   // One table per group value (in order of first appearance); CSV gets a leading group column.
   std::vector<std::string> values;
@@ -135,21 +129,21 @@ std::string report_table(const std::vector<RunRecord>& runs, const ReportOptions
   auto csv_header = header;
   csv_header.insert(csv_header.begin(), options.group_by);
   for (std::size_t g = 0; g < values.size(); ++g) {
-    std::vector<std::vector<std::string>> rows;
+    std::vector<TableRow> rows;
     for (const auto& r : ordered) {
       if (column_value(r, options.group_by) != values[g]) continue;
       rows.push_back(row_of(r, options.extra_keys));
       if (options.csv) rows.back().insert(rows.back().begin(), values[g]);
     }
     if (options.csv) {
-      render(out, csv_header, rows, true, g == 0);
+      render_table(out, csv_header, rows, true, g == 0);
     } else {
-      out << "### " << options.group_by << " = " << values[g] << "\n\n";
-      render(out, header, rows, false, true);
-      out << "\n";
+      out += cat("### ", options.group_by, " = ", values[g], "\n\n");
+      render_table(out, header, rows, false);
+      out += "\n";
     }
   }
-  return out.str();
+  return out;
 }
 
 }  // namespace ft

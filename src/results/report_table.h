@@ -1,5 +1,6 @@
-// Tables across runs from results files: the coursework's columns (batch, ranks, backend, precision,
-// wall time, images/s, peak memory, accuracies, overfitting) plus any config key, as markdown or CSV.
+// Tables across runs from results files: the coursework's columns (batch and global batch, ranks,
+// backend, precision, times and their forward/backward/communication split, images/s, memory, GPU model
+// and utilisation, accuracies, overfitting) plus any config key, as markdown or CSV.
 #pragma once
 
 #include <string>
@@ -20,5 +21,8 @@ std::string report_table(const std::vector<RunRecord>& runs, const ReportOptions
 
 // Value of a dotted config key in a run's stored YAML ("" when absent).
 std::string config_value(const RunRecord& run, const std::string& key);
+
+// Images per optimizer step over all ranks: batch_size x ranks x train.accumulation_steps.
+long long global_batch(const RunRecord& run);
 
 }  // namespace ft

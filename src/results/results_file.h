@@ -1,16 +1,17 @@
 // The HDF5 results file of a run (one per run, written by rank 0, atomically) and its reader for
-// reports. Layout: /config, /provenance, /epochs/<column>, /ranks/<column>, /utilization, /summary.
+// reports. Layout (declared in results_fields.cpp): /config, /provenance, /epochs/<column>,
+// /ranks/<column>, /utilization/<column>, /model/<column>, /summary.
 #pragma once
 
 #include <string>
 
+#include "results/results_fields.h"
 #include "results/run_record.h"
 
 namespace ft {
 
-constexpr std::int64_t kResultsFormatVersion = 1;
-
 void write_results(const std::string& path, const RunRecord& record);
+// Throws ft::Error naming the file and the group/field that is missing or malformed.
 RunRecord read_results(const std::string& path);
 
 }  // namespace ft

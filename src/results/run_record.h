@@ -26,6 +26,7 @@ struct RankRecord {
   std::int64_t train_images = 0;       // images in this rank's slice
   std::int64_t allreduce_bytes = 0;
   double allreduce_s = 0;
+  double train_loss = 0, train_acc = 0;  // final epoch, on this rank's slice only (before the all-reduce)
 };
 
 struct Provenance {
@@ -52,6 +53,13 @@ struct UtilizationSample {
   double gpu_percent = 0, memory_percent = 0;
 };
 
+// One row of a model summary: a layer (or a parameter-free operation) in forward order.
+struct ModelLayer {
+  std::string name;          // module name, e.g. "conv1", or the operation, e.g. "max_pool2d"
+  std::string output_shape;  // for one input image, e.g. "32x16x16"
+  std::int64_t parameters = 0;
+};
+
 struct RunRecord {
   std::string name, model, dataset, precision;
   int batch_size = 0;
@@ -60,6 +68,7 @@ struct RunRecord {
   std::vector<EpochRecord> epochs;
   std::vector<RankRecord> ranks;
   std::vector<UtilizationSample> utilization;
+  std::vector<ModelLayer> layers;  // the model summary (/model)
   RunSummary summary;
 };
 

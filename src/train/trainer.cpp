@@ -288,6 +288,8 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   double sums_host[3] = {sums.loss_sum.item<double>(), static_cast<double>(sums.correct.item<std::int64_t>()),
                          static_cast<double>(images)};
   double bad = static_cast<double>(sums.first_bad.item<std::int64_t>());
+  out_.rank.train_loss = sums_host[0] / sums_host[2];  // this rank's own slice, before the sums become global
+  out_.rank.train_acc = sums_host[1] / sums_host[2];
   {
     const CollectiveLabel label("epoch metrics");
     world_.allreduce_sum(sums_host, 3);

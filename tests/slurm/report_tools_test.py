@@ -1,6 +1,7 @@
-# The report tools on two small results files written here with h5py in the layout of README "Results":
-# plots.py and summary.py must produce the PNGs and a summary page naming both runs (table by fusetrain).
+# The report tools against the writer's own field table (`fusetrain report --fields`): results.py must
+# declare the same fields, and plots.py and summary.py must make their pages from files written in it.
 """Usage: python report_tools_test.py FUSETRAIN_BINARY SOURCE_DIR WORK_DIR"""
+import json
 import pathlib
 import shutil
 import subprocess
@@ -15,53 +16,60 @@ except ImportError as missing:
     sys.exit(77)
 
 
-def write_results(path: pathlib.Path, name: str, ranks: int, batch: int, epochs: int, gpu_samples: int) -> None:
-    config = f"model:\n  name: simple_cnn\ndata:\n  batch_size: {batch}\noptimizer:\n  name: sgd\n"
+def fields_listing(fusetrain: str) -> dict:
+    done = subprocess.run([fusetrain, "report", "--fields"], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def write_results(listing: dict, path: pathlib.Path, name: str, ranks: int, batch: int, epochs: int,
+                  gpu_samples: int, skip: str = "") -> None:
+    """A results file with every field of the writer's own listing (so it has the writer's layout), values
+    from `values` below or else a filler of the stored type; `skip` ("group/name") leaves one field out."""
     e = np.arange(1, epochs + 1)
+    rows = {"/epochs": epochs, "/ranks": ranks, "/utilization": gpu_samples, "/model": 3}
+    values = {
+        "/name": name, "/model": "simple_cnn", "/dataset": "fashion-mnist", "/precision": "fp32", "/batch_size": batch,
+        "/config": f"model:\n  name: simple_cnn\ndata:\n  batch_size: {batch}\noptimizer:\n  name: sgd\n"
+                   f"train:\n  accumulation_steps: 1\n",
+        "/provenance/backend": "mpi", "/provenance/world_size": ranks, "/provenance/node_count": 1,
+        "/epochs/epoch": e, "/epochs/evaluated": np.ones(epochs), "/epochs/train_loss": 1.0 / e,
+        "/epochs/train_acc": 0.5 + 0.4 * (1 - 1.0 / e), "/epochs/test_loss": 1.1 / e,
+        "/epochs/test_acc": 0.45 + 0.4 * (1 - 1.0 / e), "/epochs/lr": np.full(epochs, 0.05),
+        "/epochs/epoch_time_s": np.full(epochs, 2.0), "/epochs/images_per_s": np.full(epochs, 1000.0 * ranks),
+        "/ranks/hostname": [f"node{i}" for i in range(ranks)], "/ranks/device": ["Test GPU"] * ranks,
+        "/ranks/local_rank": np.arange(ranks),
+        "/ranks/train_loss": 0.25 + 0.125 * np.arange(ranks), "/ranks/train_acc": 0.75 + 0.125 * np.arange(ranks),
+        "/utilization/time_s": np.arange(gpu_samples, dtype=float), "/utilization/gpu_percent": np.full(gpu_samples, 80.0),
+        "/utilization/memory_percent": np.full(gpu_samples, 30.0),
+        "/model/name": ["conv1", "max_pool2d", "fc"], "/model/output_shape": ["32x28x28", "32x14x14", "10"],
+        "/model/parameters": [320, 0, 62730],
+        "/summary/best_test_acc": 0.8, "/summary/final_test_acc": 0.8, "/summary/best_epoch": epochs,
+        "/summary/epochs_run": epochs, "/summary/overfit": 0, "/summary/overfit_epoch": 0,
+    }
+    numpy_type = {"int32": np.int32, "int64": np.int64, "float64": np.float64}
     strings = h5py.string_dtype()
     with h5py.File(path, "w") as f:
-        for key, value in {"format": "fusetrain-results", "name": name, "model": "simple_cnn",
-                           "dataset": "fashion-mnist", "precision": "fp32"}.items():
-            f.attrs.create(key, value, dtype=strings)
-        f.attrs["format_version"] = np.int64(1)
-        f.attrs["batch_size"] = np.int64(batch)
-        f.create_dataset("config", data=[config], dtype=strings)
-        p = f.create_group("provenance")
-        for key in ("program_version", "git_commit", "torch_version", "cuda_version", "mpi_version",
-                    "command_line", "started_at", "backend"):
-            p.attrs.create(key, "mpi" if key == "backend" else f"test-{key}", dtype=strings)
-        p.attrs["world_size"] = np.int64(ranks)
-        p.attrs["node_count"] = np.int64(1)
-        g = f.create_group("epochs")
-        g["epoch"] = e.astype(np.int32)
-        g["evaluated"] = np.ones(epochs, np.int32)
-        g["train_loss"] = 1.0 / e
-        g["train_acc"] = 0.5 + 0.4 * (1 - 1.0 / e)
-        g["test_loss"] = 1.1 / e
-        g["test_acc"] = 0.45 + 0.4 * (1 - 1.0 / e)
-        g["lr"] = np.full(epochs, 0.05)
-        g["epoch_time_s"] = np.full(epochs, 2.0)
-        g["images_per_s"] = np.full(epochs, 1000.0 * ranks)
-        r = f.create_group("ranks")
-        r.create_dataset("hostname", data=[f"node{i}" for i in range(ranks)], dtype=strings)
-        r.create_dataset("device", data=["cpu"] * ranks, dtype=strings)
-        for key in ("peak_memory_bytes", "train_images", "allreduce_bytes"):
-            r[key] = np.full(ranks, 1 << 20, np.int64)
-        for i, key in enumerate(("allreduce_s", "data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s",
-                                 "eval_s")):
-            r[key] = np.linspace(0.5, 1.0, ranks) * (i + 1)
-        u = f.create_group("utilization")
-        u["time_s"] = np.arange(gpu_samples, dtype=float)
-        u["rank"] = np.zeros(gpu_samples, np.int32)
-        u["gpu_percent"] = np.full(gpu_samples, 80.0)
-        u["memory_percent"] = np.full(gpu_samples, 30.0)
-        s = f.create_group("summary")
-        for key, value in {"wall_time_s": 9.0, "train_time_s": 8.0, "best_test_acc": 0.8, "final_test_acc": 0.8,
-                           "final_test_loss": 0.4, "images_per_s": 1000.0 * ranks}.items():
-            s.attrs[key] = np.float64(value)
-        for key, value in {"best_epoch": epochs, "epochs_run": epochs, "peak_memory_bytes": 1 << 20, "overfit": 0,
-                           "overfit_epoch": 0, "stopped_early": 0, "optimizer_steps": 10, "skipped_steps": 0}.items():
-            s.attrs[key] = np.int64(value)
+        f.attrs.create("format", "fusetrain-results", dtype=strings)
+        f.attrs["format_version"] = np.int64(listing["format_version"])
+        for field in listing["fields"]:
+            group, key, stored = field["group"], field["name"], field["stored"]
+            full = f"{group.rstrip('/')}/{key}"
+            if full == skip:
+                continue
+            where = f.require_group(group)
+            if field["layout"] == "columns":
+                n = rows[group]
+                value = values.get(full, [f"test-{key}"] * n if stored == "string" else np.linspace(0.5, 1.0, n))
+                if stored == "string":
+                    where.create_dataset(key, data=list(value), dtype=strings)
+                else:
+                    where[key] = np.asarray(value).astype(numpy_type[stored])
+            elif field["layout"] == "text_dataset":
+                where.create_dataset(key, data=[values.get(full, f"test-{key}")], dtype=strings)
+            elif stored == "string":
+                where.attrs.create(key, values.get(full, f"test-{key}"), dtype=strings)
+            else:
+                where.attrs[key] = numpy_type[stored](values.get(full, 1))
 
 
 def check(condition: bool, message: str) -> None:
@@ -76,15 +84,36 @@ def main() -> int:
     results = work / "sweep" / "results"
     results.mkdir(parents=True)
     names = ["p000-batch_size=32-ranks=1", "p001-batch_size=64-ranks=2"]
-    write_results(results / f"{names[0]}.h5", names[0], 1, 32, 3, 0)
-    write_results(results / f"{names[1]}.h5", names[1], 2, 64, 3, 5)
+    tools = source / "tools" / "report"
+    sys.path.insert(0, str(tools))
+    import results as reader  # noqa: E402  (tools/report/results.py)
+
+    listing = fields_listing(fusetrain)
+    problems = reader.check_fields(listing)
+    check(not problems, "tools/report/results.py disagrees with `fusetrain report --fields`:\n  " + "\n  ".join(problems))
+    altered = json.loads(json.dumps(listing))
+    altered["fields"] = [f for f in altered["fields"] if f["name"] != "train_acc" or f["group"] != "/ranks"]
+    check(reader.check_fields(altered) == ["/ranks/train_acc: read here but not written"],
+          f"check_fields misses a dropped field: {reader.check_fields(altered)}")
+
+    write_results(listing, results / f"{names[0]}.h5", names[0], 1, 32, 3, 0)
+    write_results(listing, results / f"{names[1]}.h5", names[1], 2, 64, 3, 5)
+    broken = work / "broken.h5"
+    write_results(listing, broken, "broken", 2, 64, 3, 5, skip="/ranks/train_loss")
+    done = subprocess.run([fusetrain, "report", str(broken)], capture_output=True, text=True)
+    check(done.returncode == 1 and f"{broken}: /ranks/train_loss: missing" in done.stderr,
+          f"fusetrain report on a file without /ranks/train_loss: {done.returncode} {done.stderr}")
+    try:
+        reader.read_run(broken)
+        check(False, "read_run accepted a file without /ranks/train_loss")
+    except ValueError as e:
+        check("/ranks/train_loss: missing" in str(e) and str(broken) in str(e), f"read_run's error: {e}")
     (work / "sweep" / "points.tsv").write_text(
         "# index\tname\tranks\tconfig\toutput_dir\toverrides...\n"
         f"0\t{names[0]}\t1\tconfig.yaml\t{results}\tdata.batch_size=32\n"
         f"1\t{names[1]}\t2\tconfig.yaml\t{results}\tdata.batch_size=64\n"
         f"2\tp002-batch_size=128-ranks=2\t2\tconfig.yaml\t{results}\tdata.batch_size=128\n")
 
-    tools = source / "tools" / "report"
     subprocess.run([sys.executable, str(tools / "summary.py"), "--fusetrain", fusetrain, str(work / "sweep")],
                    check=True)
     report = work / "sweep" / "report"
@@ -100,8 +129,17 @@ def main() -> int:
         check("p002-batch_size=128-ranks=2" in text, f"{page} does not list the missing point")
         check("data.batch_size" in text, f"{page} lacks the swept key's column")
         check("sweep-curves.png" in text, f"{page} does not show the sweep plot")
-    check(f"| {names[1]} | simple_cnn | fashion-mnist | 2 | mpi | 64 |" in (report / "summary.md").read_text(),
+    md = (report / "summary.md").read_text()
+    check(f"| {names[1]} | simple_cnn | fashion-mnist | 2 | mpi | 64 (global 128) |" in md,
           "the fusetrain report row is missing from summary.md")
+    check("| train_acc_% |" in md and "| gpu_util_% |" in md and "| Test GPU |" in md, "new report columns missing")
+    check(f"| {names[1]} | 1 | node1 | Test GPU |" in md and "| 0.3750 | 87.50 |" in md,
+          "per-rank rows (rank 1's own train loss and accuracy) missing from summary.md")
+    check(md.count("| conv1 | 32x28x28 | 320 |") == 1 and "| total |  | 63050 |" in md,
+          "the model summary (once for the two runs of one model) is missing from summary.md")
+    html_text = (report / "summary.html").read_text()
+    check("<h2>Per rank</h2>" in html_text and "<td>node1</td>" in html_text and "<h2>Models</h2>" in html_text,
+          "summary.html lacks the per-rank or model table")
 
     single = work / "single"
     subprocess.run([sys.executable, str(tools / "plots.py"), "--out", str(single), str(results / f"{names[0]}.h5")],

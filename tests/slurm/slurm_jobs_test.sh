@@ -63,8 +63,8 @@ done
 grep -q "point p001-ranks=2 on 2 rank(s)" "$work"/sweep/logs/slurm-"$sweep_job"_1.out
 
 "$bin" report "$work/runs/tiny-$train_job.h5" "$work/runs/multi.h5" "$work"/sweep/results/*.h5 | tee "$work/report.md"
-grep -q "| tiny-$train_job | simple_cnn | fashion-mnist | 2 | mpi | 64 |" "$work/report.md"
-grep -q "| multi | simple_cnn | fashion-mnist | 2 | mpi | 64 |" "$work/report.md"
+grep -q "| tiny-$train_job | simple_cnn | fashion-mnist | 2 | mpi | 64 (global 128) |" "$work/report.md"
+grep -q "| multi | simple_cnn | fashion-mnist | 2 | mpi | 64 (global 128) |" "$work/report.md"
 grep -q "| p000-ranks=1 | simple_cnn | fashion-mnist | 1 | mpi | 64 |" "$work/report.md"
-grep -q "| p001-ranks=2 | simple_cnn | fashion-mnist | 2 | mpi | 64 |" "$work/report.md"
+grep -q "| p001-ranks=2 | simple_cnn | fashion-mnist | 2 | mpi | 64 (global 128) |" "$work/report.md"
 echo "PASS"

@@ -25,7 +25,7 @@ YAML
 grep -q "^\[1/2\] p000-ranks=1: training on 1 rank(s)" "$work/run.log"
 grep -q "^\[2/2\] p001-ranks=2: done in" "$work/run.log"
 grep -q "^| p000-ranks=1 | simple_cnn | fashion-mnist | 1 | mpi | 64 |" "$work/run.log"
-grep -q "^| p001-ranks=2 | simple_cnn | fashion-mnist | 2 | mpi | 64 |" "$work/run.log"
+grep -q "^| p001-ranks=2 | simple_cnn | fashion-mnist | 2 | mpi | 64 (global 128) |" "$work/run.log"
 grep -q "^epoch   1/1" "$work/sweep/logs/p001-ranks=2.log"
 
 "$bin" sweep "$work/tiny.yaml" --out "$work/sweep" --run --mpirun "$FUSETRAIN_MPIRUN" | tee "$work/rerun.log"

@@ -2,10 +2,11 @@
 # the results of a sweep directory (points.tsv) or of a folder of .h5 files, for plots.py and summary.py.
 """Results-file reader shared by the report tools.
 
-Layout read here (written by src/results/results_file.cpp): file attributes name, model, dataset,
-precision, batch_size; /config (YAML text); /provenance attributes; /epochs/<column>; /ranks/<column>
-with the time split data_s, forward_s, backward_s, comm_wait_s, optimizer_s, eval_s; /utilization/
-{time_s, rank, gpu_percent, memory_percent}; /summary attributes.
+The layout is FIELDS below: file attributes and /config, /provenance attributes, the tables /epochs,
+/ranks (with the time split data_s ... eval_s), /utilization and /model (one dataset per column), and
+/summary attributes. The writer's own table (src/results/results_fields.cpp, listed as JSON by
+`fusetrain report --fields`) must agree with it; check_fields() says where it does not, and the test
+report.tools fails then.
 """
 from __future__ import annotations
 
@@ -16,6 +17,45 @@ import h5py
 import numpy as np
 
 PHASES = ("data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s", "eval_s")
+FORMAT_VERSION = 2
+
+_TEXT, _I32, _I64, _F64 = "string", "int32", "int64", "float64"
+# group -> {field: stored HDF5 type}; tables store int and bool columns as int32, attributes as int64.
+FIELDS = {
+    "/": {"name": _TEXT, "model": _TEXT, "dataset": _TEXT, "precision": _TEXT, "batch_size": _I64, "config": _TEXT},
+    "/provenance": {"program_version": _TEXT, "git_commit": _TEXT, "torch_version": _TEXT, "cuda_version": _TEXT,
+                    "mpi_version": _TEXT, "command_line": _TEXT, "started_at": _TEXT, "backend": _TEXT,
+                    "world_size": _I64, "node_count": _I64},
+    "/epochs": {"epoch": _I32, "evaluated": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
+                "test_acc": _F64, "lr": _F64, "epoch_time_s": _F64, "images_per_s": _F64},
+    "/ranks": {"hostname": _TEXT, "device": _TEXT, "local_rank": _I32, "peak_memory_bytes": _I64,
+               "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, **{phase: _F64 for phase in PHASES},
+               "train_loss": _F64, "train_acc": _F64},
+    "/utilization": {"time_s": _F64, "rank": _I32, "gpu_percent": _F64, "memory_percent": _F64},
+    "/model": {"name": _TEXT, "output_shape": _TEXT, "parameters": _I64},
+    "/summary": {"wall_time_s": _F64, "train_time_s": _F64, "best_test_acc": _F64, "best_epoch": _I64,
+                 "final_test_acc": _F64, "final_test_loss": _F64, "epochs_run": _I64, "images_per_s": _F64,
+                 "peak_memory_bytes": _I64, "overfit": _I64, "overfit_epoch": _I64, "stopped_early": _I64,
+                 "optimizer_steps": _I64, "skipped_steps": _I64},
+}
+
+
+def check_fields(listing: dict) -> list[str]:
+    """Where FIELDS disagrees with the writer's field listing (the JSON of `fusetrain report --fields`)."""
+    problems = []
+    if listing.get("format_version") != FORMAT_VERSION:
+        problems.append(f"format_version: the writer's is {listing.get('format_version')}, this reader's {FORMAT_VERSION}")
+    written = {(f["group"], f["name"]): f["stored"] for f in listing["fields"]}
+    for group, fields in FIELDS.items():
+        for name, stored in fields.items():
+            if (group, name) not in written:
+                problems.append(f"{group}/{name}: read here but not written")
+            elif written[(group, name)] != stored:
+                problems.append(f"{group}/{name}: stored as {written[(group, name)]}, read here as {stored}")
+    for group, name in written:
+        if name not in FIELDS.get(group, {}):
+            problems.append(f"{group}/{name}: written but unknown to tools/report/results.py")
+    return problems
 
 
 @dataclasses.dataclass
@@ -31,6 +71,7 @@ class Run:
     epochs: dict        # column -> numpy array, one entry per epoch
     ranks: dict         # column -> numpy array (hostname, device: lists of str), one entry per rank
     utilization: dict   # column -> numpy array, one entry per sample
+    layers: dict        # /model: name, output_shape (lists of str), parameters, one entry per layer
     summary: dict
 
 
@@ -54,6 +95,19 @@ def _columns(group) -> dict:
     return out
 
 
+def _require_fields(f) -> None:
+    """Raises ValueError naming the first field of FIELDS that the file lacks."""
+    version = f.attrs.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"results format_version {version} is not {FORMAT_VERSION}")
+    for group, fields in FIELDS.items():
+        if group not in f:
+            raise ValueError(f"missing group {group}")
+        for name in fields:
+            if name not in f[group].attrs and name not in f[group]:
+                raise ValueError(f"{group.rstrip('/')}/{name}: missing")
+
+
 def read_run(path) -> Run:
     """One results file; a file that is not one (or a damaged one) raises ValueError naming it."""
     path = pathlib.Path(path)
@@ -61,12 +115,13 @@ def read_run(path) -> Run:
         with h5py.File(path, "r") as f:
             if _text(f.attrs.get("format", b"")) != "fusetrain-results":
                 raise ValueError("not a fusetrain results file (no format=fusetrain-results attribute)")
+            _require_fields(f)
             return Run(path=path, name=_text(f.attrs["name"]), model=_text(f.attrs["model"]),
                        dataset=_text(f.attrs["dataset"]), precision=_text(f.attrs["precision"]),
                        batch_size=int(f.attrs["batch_size"]), config=_text(f["config"][0]),
                        provenance=_attrs(f["provenance"]), epochs=_columns(f["epochs"]),
                        ranks=_columns(f["ranks"]), utilization=_columns(f["utilization"]),
-                       summary=_attrs(f["summary"]))
+                       layers=_columns(f["model"]), summary=_attrs(f["summary"]))
     except (OSError, KeyError, ValueError) as e:
         raise ValueError(f"{path}: {e}") from e
 

@@ -1,10 +1,11 @@
-# One summary page for a sweep (or any set of results files): the `fusetrain report` table, where the runs
-# came from, and the plots of plots.py, written as markdown (summary.md) and as HTML (summary.html).
+# One summary page for a sweep (or any set of results files): the `fusetrain report` tables (runs, ranks,
+# models), where the runs came from, and the plots of plots.py, as markdown (summary.md) and HTML (summary.html).
 """Usage: python tools/report/summary.py [--out DIR] [--fusetrain BIN] [--title TEXT] RESULTS...
 
 RESULTS are a sweep directory (runs/sweeps/NAME), .h5 results files or folders of them. DIR defaults to
-<sweep>/report for a single sweep directory, else ./report. The table comes from `fusetrain report`
-(the same columns as on the command line, plus the config keys that vary across the sweep); the binary
+<sweep>/report for a single sweep directory, else ./report. The tables come from `fusetrain report`
+(the same columns as on the command line, plus the config keys that vary across the sweep), its
+--per-rank rows and its --model summary of each distinct model; the binary
 is --fusetrain, else $FUSETRAIN_BIN (the binary or its folder), else fusetrain on PATH, else
 build/bin/fusetrain of this checkout.
 """
@@ -38,13 +39,28 @@ def find_fusetrain(given: str | None) -> str:
     raise ValueError("cannot find the fusetrain binary: pass --fusetrain PATH or set FUSETRAIN_BIN")
 
 
-def report_table(fusetrain: str, files: list[pathlib.Path], keys: list[str], csv_format: bool) -> str:
-    command = [fusetrain, "report", *(a for k in keys for a in ("--key", k)), *(["--csv"] if csv_format else []),
-               *map(str, files)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise ValueError(f"{' '.join(command[:2])} failed ({done.returncode}): {done.stderr.strip()}")
-    return done.stdout
+def report_table(fusetrain: str, files: list[pathlib.Path], options: list[str]) -> tuple[str, str]:
+    """`fusetrain report OPTIONS FILES` as (markdown, CSV)."""
+    out = []
+    for csv_option in ([], ["--csv"]):
+        command = [fusetrain, "report", *options, *csv_option, *map(str, files)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ValueError(f"{' '.join(command[:2])} failed ({done.returncode}): {done.stderr.strip()}")
+        out.append(done.stdout)
+    return out[0], out[1]
+
+
+def tables(fusetrain: str, runs: list[Run], keys: list[str]) -> list[tuple[str, str, str]]:
+    """(heading, markdown, CSV) of the runs table, the per-rank rows and each distinct model's summary."""
+    files = [r.path for r in runs]
+    distinct = {}
+    for run in runs:
+        distinct.setdefault((run.model, tuple(run.layers.get("name", [])), tuple(run.layers.get("output_shape", []))),
+                            run.path)
+    return [("Results", *report_table(fusetrain, files, [a for k in keys for a in ("--key", k)])),
+            ("Per rank", *report_table(fusetrain, files, ["--per-rank"])),
+            ("Models", *report_table(fusetrain, list(distinct.values()), ["--model"]))]
 
 
 def origin_line(runs: list[Run]) -> str:
@@ -69,28 +85,35 @@ def sections(runs: list[Run], images: list[pathlib.Path]) -> list[tuple[str, lis
     return out
 
 
-def markdown(title: str, origin: str, table: str, missing: list[str], parts, out: pathlib.Path) -> str:
+def markdown(title: str, origin: str, tables_, missing: list[str], parts, out: pathlib.Path) -> str:
     lines = [f"# {title}", "", origin, ""]
     if missing:
         lines += [f"No results yet for: {', '.join(missing)}", ""]
-    lines += ["## Results", "", table.rstrip(), ""]
+    for heading, table, _csv in tables_:
+        lines += [f"## {heading}", "", table.rstrip(), ""]
     for heading, images in parts:
         lines += [f"## {heading}", ""] + [f"![{i.stem}]({i.relative_to(out)})" for i in images] + [""]
     return "\n".join(lines)
 
 
-def html_page(title: str, origin: str, table_csv: str, missing: list[str], parts, out: pathlib.Path) -> str:
+def html_table(table_csv: str) -> str:
     rows = list(csv.reader(io.StringIO(table_csv)))
     e = html.escape
     head = "".join(f"<th>{e(c)}</th>" for c in rows[0])
     body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>\n" for row in rows[1:])
+    return f"<table>\n<tr>{head}</tr>\n{body}</table>"
+
+
+def html_page(title: str, origin: str, tables_, missing: list[str], parts, out: pathlib.Path) -> str:
+    e = html.escape
     page = [f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{e(title)}</title>",
             "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse}"
             " td,th{border:1px solid #bbb;padding:3px 8px;text-align:right} img{max-width:100%}</style></head><body>",
             f"<h1>{e(title)}</h1>", f"<p>{e(origin)}</p>"]
     if missing:
         page.append(f"<p>No results yet for: {e(', '.join(missing))}</p>")
-    page += ["<h2>Results</h2>", f"<table>\n<tr>{head}</tr>\n{body}</table>"]
+    for heading, _markdown, table_csv in tables_:
+        page += [f"<h2>{e(heading)}</h2>", html_table(table_csv)]
     for heading, images in parts:
         page.append(f"<h2>{e(heading)}</h2>")
         page += [f"<p><img src=\"{e(str(i.relative_to(out)))}\" alt=\"{e(i.stem)}\"></p>" for i in images]
@@ -114,16 +137,14 @@ def main() -> int:
         if not files:
             raise ValueError("no results files found")
         runs = [read_run(f) for f in files]
-        fusetrain = find_fusetrain(args.fusetrain)
-        table = report_table(fusetrain, files, keys, csv_format=False)
-        table_csv = report_table(fusetrain, files, keys, csv_format=True)
+        page_tables = tables(find_fusetrain(args.fusetrain), runs, keys)
     except ValueError as err:
         print(f"summary.py: error: {err}", file=sys.stderr)
         return 1
     parts = sections(runs, make_plots(runs, out))
     origin = origin_line(runs)
-    (out / "summary.md").write_text(markdown(title, origin, table, missing, parts, out))
-    (out / "summary.html").write_text(html_page(title, origin, table_csv, missing, parts, out))
+    (out / "summary.md").write_text(markdown(title, origin, page_tables, missing, parts, out))
+    (out / "summary.html").write_text(html_page(title, origin, page_tables, missing, parts, out))
     print(out / "summary.md")
     print(out / "summary.html")
     return 0

@@ -3,7 +3,9 @@
 
 #include <fstream>
 
+#include "io/h5.h"
 #include "io/paths.h"
+#include "results/detail_tables.h"
 #include "results/report_table.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
@@ -28,7 +30,14 @@ RunRecord sample(const std::string& name, int batch, double acc) {
   r.ranks[1].local_rank = 3;
   r.ranks[1].phase_s[3] = 1.25;
   r.ranks[1].peak_memory_bytes = 1 << 20;
+  r.ranks[1].device = "Test GPU";
+  r.ranks[0].device = "Test GPU";
+  r.ranks[1].phase_s[1] = 3.0;  // forward: mean over the two ranks 1.50
+  r.ranks[1].train_loss = 0.375;
+  r.ranks[1].train_acc = 0.875;
   r.utilization.push_back({0.1, 1, 55.0, 20.0});
+  r.utilization.push_back({0.2, 0, 65.0, 20.0});
+  r.layers = {{"conv1", "32x32x32", 896}, {"max_pool2d", "32x16x16", 0}, {"fc", "10", 81930}};
   r.summary.final_test_acc = acc;
   r.summary.best_test_acc = acc;
   r.summary.overfit = true;
@@ -60,8 +69,16 @@ TEST(ResultsFile, RoundTrip) {
   EXPECT_EQ(back.ranks[1].local_rank, 3);
   EXPECT_EQ(back.ranks[0].local_rank, 0);
   EXPECT_DOUBLE_EQ(back.ranks[1].phase_s[3], 1.25);
-  ASSERT_EQ(back.utilization.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.ranks[1].train_loss, 0.375);
+  EXPECT_DOUBLE_EQ(back.ranks[1].train_acc, 0.875);
+  ASSERT_EQ(back.utilization.size(), 2u);
   EXPECT_DOUBLE_EQ(back.utilization[0].gpu_percent, 55.0);
+  EXPECT_EQ(back.utilization[0].rank, 1);
+  ASSERT_EQ(back.layers.size(), 3u);
+  EXPECT_EQ(back.layers[2].name, "fc");
+  EXPECT_EQ(back.layers[1].output_shape, "32x16x16");
+  EXPECT_EQ(back.layers[2].parameters, 81930);
+  EXPECT_TRUE(back.epochs[0].evaluated);
   EXPECT_TRUE(back.summary.overfit);
   EXPECT_EQ(back.summary.overfit_epoch, 2);
   EXPECT_EQ(back.summary.peak_memory_bytes, 3 << 20);
@@ -78,6 +95,92 @@ TEST(ResultsFile, NotAResultsFileIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
+}
+
+// Opens a written results file and lets `change` alter it with the HDF5 API.
+template <typename Change>
+void alter(const std::string& path, Change change) {
+  h5::Handle file = h5::open_file(path, true);
+  change(file);
+  file.close();
+}
+
+std::string read_error(const std::string& path) {
+  try {
+    read_results(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ResultsFile, MissingOrShortFieldsAreNamed) {
+  const auto path = scratch("damaged.h5");
+  write_results(path, sample("run-d", 32, 0.7));
+  alter(path, [](hid_t file) {
+    h5::Handle ranks = h5::open_group(file, "ranks");
+    FT_CHECK_H5(H5Ldelete(ranks, "train_acc", H5P_DEFAULT));
+  });
+  EXPECT_EQ(read_error(path).rfind(path + ": /ranks/train_acc: missing HDF5 dataset", 0), 0u) << read_error(path);
+
+  write_results(path, sample("run-d", 32, 0.7));
+  alter(path, [](hid_t file) {
+    h5::Handle ranks = h5::open_group(file, "ranks");
+    FT_CHECK_H5(H5Ldelete(ranks, "device", H5P_DEFAULT));
+    h5::write_strings(ranks, "device", {"only one"});
+  });
+  EXPECT_NE(read_error(path).find("/ranks/device: has 1 rows but hostname has 2"), std::string::npos)
+      << read_error(path);
+
+  write_results(path, sample("run-d", 32, 0.7));
+  alter(path, [](hid_t file) {
+    h5::Handle summary = h5::open_group(file, "summary");
+    FT_CHECK_H5(H5Adelete(summary, "epochs_run"));
+  });
+  EXPECT_NE(read_error(path).find(": /summary/epochs_run: missing HDF5 attribute"), std::string::npos)
+      << read_error(path);
+
+  write_results(path, sample("run-d", 32, 0.7));
+  alter(path, [](hid_t file) { h5::set_attr(file, "format_version", std::int64_t{1}); });
+  EXPECT_NE(read_error(path).find("format_version 1 is not 2"), std::string::npos) << read_error(path);
+}
+
+TEST(ResultsFields, ListingNamesEveryGroupAndType) {
+  const auto json = results_fields_json();
+  EXPECT_NE(json.find("\"format_version\": 2"), std::string::npos) << json;
+  for (const char* entry :
+       {R"("group": "/epochs", "layout": "columns", "name": "evaluated", "stored": "int32")",
+        R"("group": "/ranks", "layout": "columns", "name": "local_rank", "stored": "int32")",
+        R"("group": "/ranks", "layout": "columns", "name": "comm_wait_s", "stored": "float64")",
+        R"("group": "/ranks", "layout": "columns", "name": "train_acc", "stored": "float64")",
+        R"("group": "/model", "layout": "columns", "name": "output_shape", "stored": "string")",
+        R"("group": "/summary", "layout": "attributes", "name": "overfit", "stored": "int64")",
+        R"("group": "/", "layout": "text_dataset", "name": "config", "stored": "string")"})
+    EXPECT_NE(json.find(entry), std::string::npos) << entry;
+}
+
+TEST(Report, CourseworkColumnsPerRankRowsAndModel) {
+  auto run = sample("run-c", 32, 0.7);
+  run.config_yaml += "train:\n  accumulation_steps: 2\n";
+  const auto md = report_table({run}, {});
+  EXPECT_NE(md.find("| 32 (global 128) |"), std::string::npos) << "32 x 2 ranks x 2 micro-batches: " << md;
+  EXPECT_NE(md.find("| forward_s | backward_s | comm_wait_s |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1.50 |"), std::string::npos) << "mean forward seconds over the ranks: " << md;
+  EXPECT_NE(md.find("| Test GPU | 60.0 | 90.00 |"), std::string::npos) << "device, mean GPU %, train acc: " << md;
+  auto single = sample("run-1", 32, 0.7);
+  single.provenance.world_size = 1;
+  EXPECT_NE(report_table({single}, {}).find("| 32 | fp32 |"), std::string::npos);
+
+  const auto ranks = per_rank_table({run}, false);
+  EXPECT_NE(ranks.find("| run-c | 1 | node7 | Test GPU | 0 | 0.00 | 3.00 | 0.00 | 1.25 | 0.00 | 0.00 | 1.0 | 0.3750 | "
+                       "87.50 |"),
+            std::string::npos)
+      << ranks;
+  const auto model = model_tables({run}, false);
+  EXPECT_NE(model.find("### run-c (simple_cnn)"), std::string::npos) << model;
+  EXPECT_NE(model.find("| max_pool2d | 32x16x16 | 0 |"), std::string::npos) << model;
+  EXPECT_NE(model.find("| total |  | 82826 |"), std::string::npos) << model;
+  EXPECT_NE(model_tables({run}, true).find("run-c,fc,10,81930\n"), std::string::npos);
 }
 
 TEST(Report, MarkdownAndCsvWithConfigKeysAndNumericSort) {

@@ -1,0 +1,18 @@
+// Collects per-rank results on every rank: each record is packed field by field through the results
+// field table (so a field added there travels without further code) and all-gathered over the world.
+#pragma once
+
+#include <vector>
+
+#include "results/run_record.h"
+
+namespace ft {
+
+class World;
+
+// Every rank's record, indexed by rank. Collective: every rank of `world` must call it.
+std::vector<RankRecord> gather_rank_records(const World& world, const RankRecord& mine);
+// Every rank's utilisation samples, rank 0's first. Collective.
+std::vector<UtilizationSample> gather_utilization(const World& world, const std::vector<UtilizationSample>& mine);
+
+}  // namespace ft

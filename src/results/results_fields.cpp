@@ -1,0 +1,176 @@
+// The declarative tables of results fields and their JSON listing. Adding a field here adds it to the
+// file, to the reader, to the rank gather and to `fusetrain report --fields`.
+#include "results/results_fields.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace ft {
+
+const FieldGroup<RunRecord>& run_attribute_fields() {
+  static const FieldGroup<RunRecord> group{"/", FieldLayout::attributes, {
+      FT_FIELD(RunRecord, name, "run name (output.name, or model-data-ranks-timestamp)"),
+      FT_FIELD(RunRecord, model, "model.name"),
+      FT_FIELD(RunRecord, dataset, "data set name from the shards"),
+      FT_FIELD(RunRecord, precision, "precision.dtype"),
+      FT_FIELD(RunRecord, batch_size, "data.batch_size: images per rank per micro-batch"),
+  }};
+  return group;
+}
+
+const FieldGroup<RunRecord>& run_text_fields() {
+  static const FieldGroup<RunRecord> group{"/", FieldLayout::text_datasets, {
+      FT_FIELD_AS(RunRecord, "config", config_yaml, "the resolved config as YAML"),
+  }};
+  return group;
+}
+
+const FieldGroup<Provenance>& provenance_fields() {
+  static const FieldGroup<Provenance> group{"/provenance", FieldLayout::attributes, {
+      FT_FIELD(Provenance, program_version, "fusetrain version"),
+      FT_FIELD(Provenance, git_commit, "commit the binary was built from"),
+      FT_FIELD(Provenance, torch_version, "LibTorch version"),
+      FT_FIELD(Provenance, cuda_version, "CUDA runtime version, or none"),
+      FT_FIELD(Provenance, mpi_version, "MPI library version"),
+      FT_FIELD(Provenance, command_line, "the fusetrain command line"),
+      FT_FIELD(Provenance, started_at, "UTC start time, ISO 8601"),
+      FT_FIELD(Provenance, backend, "gradient all-reduce backend"),
+      FT_FIELD(Provenance, world_size, "number of ranks"),
+      FT_FIELD(Provenance, node_count, "number of nodes"),
+  }};
+  return group;
+}
+
+const FieldGroup<EpochRecord>& epoch_fields() {
+  static const FieldGroup<EpochRecord> group{"/epochs", FieldLayout::columns, {
+      FT_FIELD(EpochRecord, epoch, "epoch number, 1-based"),
+      FT_FIELD(EpochRecord, evaluated, "1 when the test split was evaluated after this epoch"),
+      FT_FIELD(EpochRecord, train_loss, "mean training loss over all ranks"),
+      FT_FIELD(EpochRecord, train_acc, "training accuracy over all ranks, in [0,1]"),
+      FT_FIELD(EpochRecord, test_loss, "test loss (0 when not evaluated)"),
+      FT_FIELD(EpochRecord, test_acc, "test accuracy in [0,1] (0 when not evaluated)"),
+      FT_FIELD(EpochRecord, lr, "learning rate of the epoch's last step"),
+      FT_FIELD(EpochRecord, epoch_time_s, "training seconds of the epoch, evaluation excluded"),
+      FT_FIELD(EpochRecord, images_per_s, "training images per second, all ranks"),
+  }};
+  return group;
+}
+
+const FieldGroup<RankRecord>& rank_fields() {
+  static const FieldGroup<RankRecord> group{"/ranks", FieldLayout::columns, {
+      FT_FIELD(RankRecord, hostname, "host the rank ran on"),
+      FT_FIELD(RankRecord, device, "device model, e.g. the GPU's name"),
+      FT_FIELD(RankRecord, local_rank, "rank among the ranks of its node (picks the node's GPU)"),
+      FT_FIELD(RankRecord, peak_memory_bytes, "peak device memory of the rank"),
+      FT_FIELD(RankRecord, train_images, "images in the rank's training slice"),
+      FT_FIELD(RankRecord, allreduce_bytes, "gradient bytes all-reduced by the rank"),
+      FT_FIELD(RankRecord, allreduce_s, "seconds spent in gradient all-reduce calls"),
+      FT_FIELD_AS(RankRecord, "data_s", phase_s[0], "seconds loading and augmenting batches"),
+      FT_FIELD_AS(RankRecord, "forward_s", phase_s[1], "seconds in the forward pass and loss"),
+      FT_FIELD_AS(RankRecord, "backward_s", phase_s[2], "seconds in the backward pass"),
+      FT_FIELD_AS(RankRecord, "comm_wait_s", phase_s[3], "seconds waiting for gradient communication"),
+      FT_FIELD_AS(RankRecord, "optimizer_s", phase_s[4], "seconds in the optimizer step"),
+      FT_FIELD_AS(RankRecord, "eval_s", phase_s[5], "seconds evaluating the test slice"),
+      FT_FIELD(RankRecord, train_loss, "final epoch's training loss on this rank's slice"),
+      FT_FIELD(RankRecord, train_acc, "final epoch's training accuracy on this rank's slice, in [0,1]"),
+  }};
+  return group;
+}
+
+const FieldGroup<UtilizationSample>& utilization_fields() {
+  static const FieldGroup<UtilizationSample> group{"/utilization", FieldLayout::columns, {
+      FT_FIELD(UtilizationSample, time_s, "seconds since the sampler started"),
+      FT_FIELD(UtilizationSample, rank, "rank whose GPU was sampled"),
+      FT_FIELD(UtilizationSample, gpu_percent, "GPU utilisation, percent"),
+      FT_FIELD(UtilizationSample, memory_percent, "GPU memory in use, percent"),
+  }};
+  return group;
+}
+
+const FieldGroup<ModelLayer>& model_fields() {
+  static const FieldGroup<ModelLayer> group{"/model", FieldLayout::columns, {
+      FT_FIELD(ModelLayer, name, "layer (module name) or parameter-free operation, in forward order"),
+      FT_FIELD(ModelLayer, output_shape, "output shape for one input image, e.g. 32x16x16"),
+      FT_FIELD(ModelLayer, parameters, "parameters the layer owns"),
+  }};
+  return group;
+}
+
+const FieldGroup<RunSummary>& summary_fields() {
+  static const FieldGroup<RunSummary> group{"/summary", FieldLayout::attributes, {
+      FT_FIELD(RunSummary, wall_time_s, "seconds from start to results"),
+      FT_FIELD(RunSummary, train_time_s, "seconds of the epoch loop"),
+      FT_FIELD(RunSummary, best_test_acc, "best test accuracy in [0,1]"),
+      FT_FIELD(RunSummary, best_epoch, "epoch of the best test accuracy"),
+      FT_FIELD(RunSummary, final_test_acc, "last evaluated test accuracy"),
+      FT_FIELD(RunSummary, final_test_loss, "last evaluated test loss"),
+      FT_FIELD(RunSummary, epochs_run, "epochs trained"),
+      FT_FIELD(RunSummary, images_per_s, "training images per second, evaluation excluded"),
+      FT_FIELD(RunSummary, peak_memory_bytes, "peak device memory, max over ranks"),
+      FT_FIELD(RunSummary, overfit, "1 when the test loss rose over the overfitting window"),
+      FT_FIELD(RunSummary, overfit_epoch, "first epoch of the rising-test-loss window (0: none)"),
+      FT_FIELD(RunSummary, stopped_early, "1 when early stopping ended the run"),
+      FT_FIELD(RunSummary, optimizer_steps, "optimizer steps taken"),
+      FT_FIELD(RunSummary, skipped_steps, "steps skipped by the fp16 loss scaler"),
+  }};
+  return group;
+}
+
+namespace {
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+      out += escape;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+const char* layout_name(FieldLayout layout) {
+  switch (layout) {
+    case FieldLayout::attributes: return "attributes";
+    case FieldLayout::columns: return "columns";
+    case FieldLayout::text_datasets: return "text_dataset";
+  }
+  return "?";
+}
+
+template <typename Record>
+void list(std::ostringstream& out, const FieldGroup<Record>& group, bool& first) {
+  for (const auto& f : group.fields) {
+    out << (first ? "\n" : ",\n") << "  {\"group\": " << quoted(group.path)
+        << ", \"layout\": " << quoted(layout_name(group.layout)) << ", \"name\": " << quoted(f.name)
+        << ", \"stored\": " << quoted(stored_type(f.type(), group.layout)) << ", \"meaning\": " << quoted(f.meaning)
+        << "}";
+    first = false;
+  }
+}
+
+}  // namespace
+
+std::string results_fields_json() {
+  std::ostringstream out;
+  out << "{\"format\": \"fusetrain-results\", \"format_version\": " << kResultsFormatVersion << ", \"fields\": [";
+  bool first = true;
+  list(out, run_attribute_fields(), first);
+  list(out, run_text_fields(), first);
+  list(out, provenance_fields(), first);
+  list(out, epoch_fields(), first);
+  list(out, rank_fields(), first);
+  list(out, utilization_fields(), first);
+  list(out, model_fields(), first);
+  list(out, summary_fields(), first);
+  out << "\n]}\n";
+  return out.str();
+}
+
+}  // namespace ft

@@ -1,0 +1,27 @@
+// The results file's fields, declared once: every attribute and table column of /, /provenance,
+// /epochs, /ranks, /utilization, /model and /summary with its type and meaning.
+#pragma once
+
+#include <string>
+
+#include "results/field_table.h"
+#include "results/run_record.h"
+
+namespace ft {
+
+constexpr std::int64_t kResultsFormatVersion = 2;
+
+const FieldGroup<RunRecord>& run_attribute_fields();   // "/" attributes (name, model, ...)
+const FieldGroup<RunRecord>& run_text_fields();        // "/config"
+const FieldGroup<Provenance>& provenance_fields();     // "/provenance" attributes
+const FieldGroup<EpochRecord>& epoch_fields();         // "/epochs" columns
+const FieldGroup<RankRecord>& rank_fields();           // "/ranks" columns
+const FieldGroup<UtilizationSample>& utilization_fields();  // "/utilization" columns
+const FieldGroup<ModelLayer>& model_fields();          // "/model" columns
+const FieldGroup<RunSummary>& summary_fields();        // "/summary" attributes
+
+// Every field as JSON, for tools that read results files without this code:
+// {"format": ..., "format_version": N, "fields": [{"group", "layout", "name", "type", "stored", "meaning"}]}.
+std::string results_fields_json();
+
+}  // namespace ft

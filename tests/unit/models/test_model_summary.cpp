@@ -1,0 +1,74 @@
+// The model summary of the coursework network on Fashion-MNIST's shape: every operation in forward
+// order with the right output shape, parameters attributed to their layers, totals equal to the model's.
+#include <gtest/gtest.h>
+
+#include "model_test_util.h"
+#include "models/model_summary.h"
+
+namespace ft {
+namespace {
+
+struct Expected {
+  const char* name;
+  const char* shape;
+  std::int64_t parameters;
+};
+
+void expect_layers(const std::vector<ModelLayer>& layers, const std::vector<Expected>& expected) {
+  std::string listing;
+  for (const auto& layer : layers) listing += layer.name + " " + layer.output_shape + "; ";
+  ASSERT_EQ(layers.size(), expected.size()) << listing;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(layers[i].name, expected[i].name) << i;
+    EXPECT_EQ(layers[i].output_shape, expected[i].shape) << i;
+    EXPECT_EQ(layers[i].parameters, expected[i].parameters) << i;
+  }
+}
+
+std::int64_t total(const std::vector<ModelLayer>& layers) {
+  std::int64_t sum = 0;
+  for (const auto& layer : layers) sum += layer.parameters;
+  return sum;
+}
+
+TEST(ModelSummary, SimpleCnnOnFashionMnist) {
+  const InputShape input{1, 28, 28, 10};
+  auto net = test::build(ModelName::simple_cnn, input);
+  const auto layers = summarize_network(*net, input);
+  expect_layers(layers, {{"conv1", "32x28x28", 320},     {"relu", "32x28x28", 0},     {"max_pool2d", "32x14x14", 0},
+                         {"conv2", "64x14x14", 18496},   {"relu", "64x14x14", 0},     {"max_pool2d", "64x7x7", 0},
+                         {"conv3", "128x7x7", 73856},    {"relu", "128x7x7", 0},      {"max_pool2d", "128x3x3", 0},
+                         {"flatten", "1152", 0},         {"fc1", "256", 295168},      {"relu", "256", 0},
+                         {"dropout", "256", 0},          {"fc2", "10", 2570}});
+  EXPECT_EQ(total(layers), test::parameter_count(*net));
+  EXPECT_TRUE(net->is_training()) << "the summary must restore the training mode";
+}
+
+TEST(ModelSummary, FusedConvReluIsOneNamedLayer) {
+  const InputShape input{3, 32, 32, 10};
+  auto net = test::build(ModelName::simple_cnn, input, 64, ConvReluKernel::fused);
+  const auto layers = summarize_network(*net, input);
+  ASSERT_GE(layers.size(), 2u);
+  EXPECT_EQ(layers[0].name, "conv1");
+  EXPECT_EQ(layers[0].output_shape, "32x32x32");
+  EXPECT_EQ(layers[0].parameters, 32 * 3 * 9 + 32);
+  EXPECT_EQ(layers[1].name, "max_pool2d") << "the fused op includes its ReLU";
+  EXPECT_EQ(total(layers), test::parameter_count(*net));
+}
+
+TEST(ModelSummary, ResidualNetworkCountsEveryParameterOnce) {
+  const InputShape input{3, 32, 32, 10};
+  ModelConfig config;
+  config.name = ModelName::resnet9;
+  config.width = 16;
+  const auto layers = model_summary(config, input);
+  auto net = test::build(ModelName::resnet9, input, 16);
+  EXPECT_EQ(total(layers), test::parameter_count(*net));
+  EXPECT_EQ(layers.back().output_shape, "10");
+  bool residual_sum = false;
+  for (const auto& layer : layers) residual_sum = residual_sum || layer.name == "add";
+  EXPECT_TRUE(residual_sum) << "the residual additions are operations of the forward pass";
+}
+
+}  // namespace
+}  // namespace ft

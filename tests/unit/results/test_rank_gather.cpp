@@ -1,0 +1,53 @@
+// The typed gather of per-rank records: every field of the table survives the trip, strings with
+// tabs and newlines included (the old text encoding split on them).
+#include <gtest/gtest.h>
+
+#include "results/rank_gather.h"
+#include "test_world.h"
+
+namespace ft {
+namespace {
+
+TEST(RankGather, EveryFieldTravels) {
+  World& world = test::world();
+  RankRecord mine;
+  mine.hostname = "host\twith tab";
+  mine.device = "GPU\nname";
+  mine.local_rank = 3;
+  for (std::size_t k = 0; k < kRankPhases; ++k) mine.phase_s[k] = 0.1 * static_cast<double>(k + 1) + world.rank();
+  mine.peak_memory_bytes = (std::int64_t{1} << 40) + world.rank();
+  mine.train_images = 25000;
+  mine.allreduce_bytes = 123456789012;
+  mine.allreduce_s = 1.0 / 3.0;
+  mine.train_loss = 0.6931471805599453;
+  mine.train_acc = 0.875;
+  const auto all = gather_rank_records(world, mine);
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(world.size()));
+  const auto& back = all[static_cast<std::size_t>(world.rank())];
+  EXPECT_EQ(back.hostname, mine.hostname);
+  EXPECT_EQ(back.device, mine.device);
+  EXPECT_EQ(back.local_rank, 3);
+  for (std::size_t k = 0; k < kRankPhases; ++k) EXPECT_EQ(back.phase_s[k], mine.phase_s[k]) << k;
+  EXPECT_EQ(back.peak_memory_bytes, mine.peak_memory_bytes);
+  EXPECT_EQ(back.train_images, 25000);
+  EXPECT_EQ(back.allreduce_bytes, mine.allreduce_bytes);
+  EXPECT_EQ(back.allreduce_s, mine.allreduce_s);  // bit-exact, not printed and parsed
+  EXPECT_EQ(back.train_loss, mine.train_loss);
+  EXPECT_EQ(back.train_acc, 0.875);
+}
+
+TEST(RankGather, UtilizationSamplesOfEveryRankInRankOrder) {
+  World& world = test::world();
+  std::vector<UtilizationSample> mine;
+  for (int i = 0; i < 3; ++i) mine.push_back({0.5 * i, world.rank(), 10.0 + i, 5.0});
+  const auto all = gather_utilization(world, mine);
+  ASSERT_EQ(all.size(), 3u * static_cast<std::size_t>(world.size()));
+  EXPECT_EQ(all.front().rank, 0);
+  EXPECT_EQ(all[2].gpu_percent, 12.0);
+  EXPECT_EQ(all[2].time_s, 1.0);
+  const auto none = gather_utilization(world, {});
+  EXPECT_TRUE(none.empty());
+}
+
+}  // namespace
+}  // namespace ft
