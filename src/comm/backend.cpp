@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "comm/mpi_backend.h"
+#include "comm/mpi_hierarchical.h"
 #include "comm/span_staging.h"
 #include "comm/stall_inspector.h"
 #include "runtime/world.h"
@@ -89,11 +90,29 @@ void Backend::transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType
   staging.scatter();
 }
 
+namespace {
+
+// The MPI backend, hierarchical where options ask for it or, on auto, where the world spans several
+// nodes and some node runs several ranks (one rank per node leaves nothing to reduce inside nodes).
+std::unique_ptr<Backend> make_mpi_backend(const World& world, const BackendOptions& options) {
+  if (options.allreduce == AllreduceAlgorithm::flat) return std::make_unique<MpiBackend>(world, options);
+  auto nodes = std::make_unique<NodeComms>(world.comm(), NodeGrouping::from_environment());
+  const bool pays = nodes->node_count() > 1 && nodes->node_count() < world.size();
+  if (options.allreduce == AllreduceAlgorithm::automatic && !pays)
+    return std::make_unique<MpiBackend>(world, options);
+  return std::make_unique<HierarchicalMpiBackend>(world, options, std::move(nodes));
+}
+
+}  // namespace
+
 std::unique_ptr<Backend> make_backend(const World& world, const BackendOptions& options) {
+  FT_REQUIRE(options.allreduce != AllreduceAlgorithm::hierarchical || options.name == BackendName::mpi,
+             "the hierarchical all-reduce is built on MPI only; use distributed.backend mpi or "
+             "distributed.allreduce flat/auto with ", options.name);
   FT_REQUIRE(options.stall_timeout_s > 0, "the stall timeout must be positive seconds, got ",
              options.stall_timeout_s);
   switch (options.name) {
-    case BackendName::mpi: return std::make_unique<MpiBackend>(world, options);
+    case BackendName::mpi: return make_mpi_backend(world, options);
     case BackendName::gloo:
 #ifdef FUSETRAIN_WITH_GLOO
       return std::make_unique<GlooBackend>(world, options);

@@ -44,6 +44,8 @@ class Backend {
   virtual bool uses_device_memory() const = 0;
   // True when allreduce_spans leaves large spans in place (only small ones are staged).
   virtual bool reduces_spans_in_place() const { return false; }
+  // How all-reduce moves data: "flat" (all ranks at once) or "hierarchical" (through node leaders).
+  virtual AllreduceAlgorithm allreduce_algorithm() const { return AllreduceAlgorithm::flat; }
 
   // In-place element-wise sum over all ranks of `count` elements at `data`.
   // `stream` is a cudaStream_t for device backends and ignored otherwise.
@@ -93,6 +95,7 @@ class Backend {
 
 struct BackendOptions {
   BackendName name = BackendName::mpi;  // distributed.backend
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // distributed.allreduce
   double stall_timeout_s = 60;   // a collective not finished by then throws StallError
   int cuda_device = -1;          // nccl: the device this rank drives
 };

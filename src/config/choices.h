@@ -127,6 +127,16 @@ struct Choices<Compression> {
   static constexpr ChoiceName<Compression> names[] = {{Compression::none, "none"}, {Compression::fp16, "fp16"}};
 };
 
+// distributed.allreduce: every rank in one ring, or through one leader per node (mpi only); "auto" is
+// hierarchical where the world spans several nodes and some node runs several ranks.
+enum class AllreduceAlgorithm { automatic, flat, hierarchical };
+template <>
+struct Choices<AllreduceAlgorithm> {
+  static constexpr ChoiceName<AllreduceAlgorithm> names[] = {{AllreduceAlgorithm::automatic, "auto"},
+                                                             {AllreduceAlgorithm::flat, "flat"},
+                                                             {AllreduceAlgorithm::hierarchical, "hierarchical"}};
+};
+
 // The YAML name of `value`.
 template <typename E>
 const char* choice_name(E value) {

@@ -174,6 +174,10 @@ void validate_for_device(const Config& c, bool cuda_available) {
              "train.device is 'cuda' but no CUDA device is available to this process");
   FT_REQUIRE(c.distributed.backend != BackendName::nccl || cuda,
              "distributed.backend 'nccl' needs CUDA devices; use 'mpi' or 'gloo' on CPU");
+  FT_REQUIRE(c.distributed.allreduce != AllreduceAlgorithm::hierarchical ||
+                 c.distributed.backend == BackendName::mpi,
+             "distributed.allreduce 'hierarchical' is built on MPI only; use distributed.backend 'mpi', or "
+             "'flat' or 'auto' with '", c.distributed.backend, "'");
   FT_REQUIRE(!(c.distributed.backend == BackendName::nccl && c.distributed.allow_device_sharing),
              "distributed.allow_device_sharing cannot be used with backend 'nccl': NCCL cannot run two "
              "ranks on one GPU; use 'mpi' or 'gloo' to share devices");

@@ -287,6 +287,10 @@ std::vector<Option> option_table(Config& c) {
   b.number("distributed.first_bucket_mib", &c.distributed.first_bucket_mib,
            "size of the first (earliest) bucket in MiB", above(0));
   b.choice("distributed.compression", &c.distributed.compression, "gradient wire format");
+  b.choice("distributed.allreduce", &c.distributed.allreduce,
+           "all-reduce algorithm: flat (all ranks at once) or hierarchical (reduce inside each node, all-reduce "
+           "among node leaders, broadcast inside each node; mpi backend only); auto = hierarchical with mpi "
+           "on several nodes when some node runs several ranks");
   b.number("distributed.verify_replicas", &c.distributed.verify_replicas,
            "check parameters are identical across ranks every N steps (0 = off)", at_least(0));
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,

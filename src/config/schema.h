@@ -105,6 +105,7 @@ struct DistributedConfig {
   double bucket_mib = 25;           // fusion bucket size
   double first_bucket_mib = 1;      // smaller first bucket so communication starts early
   Compression compression = Compression::none;  // on the wire
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // flat, or through node leaders
   int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)
   bool allow_device_sharing = false;
   std::string timeline;             // Chrome-trace JSON output path ("" = off)
