@@ -144,6 +144,7 @@ Provenance provenance(const std::string& command_line, const std::string& starte
   p.command_line = command_line;
   p.started_at = started;
   p.backend = backend.name();
+  p.allreduce = choice_name(backend.allreduce_algorithm());
   p.world_size = world.size();
   p.node_count = world.node_count();
   return p;

@@ -287,6 +287,9 @@ std::vector<Option> option_table(Config& c) {
   b.number("distributed.first_bucket_mib", &c.distributed.first_bucket_mib,
            "size of the first (earliest) bucket in MiB", above(0));
   b.choice("distributed.compression", &c.distributed.compression, "gradient wire format");
+  b.flag("distributed.autotune", &c.distributed.autotune,
+         "at start, time a few fusion bucket sizes on the model's gradients and use the fastest "
+         "(overrides bucket_mib and first_bucket_mib; the choice is recorded as autotuned_bucket_mib)");
   b.choice("distributed.allreduce", &c.distributed.allreduce,
            "all-reduce algorithm: flat (all ranks at once) or hierarchical (reduce inside each node, all-reduce "
            "among node leaders, broadcast inside each node; mpi backend only); auto = hierarchical with mpi "

@@ -104,6 +104,7 @@ struct DistributedConfig {
   double stall_timeout_s = 60;      // a collective waiting longer than this aborts the job
   double bucket_mib = 25;           // fusion bucket size
   double first_bucket_mib = 1;      // smaller first bucket so communication starts early
+  bool autotune = false;            // time candidate bucket sizes at start, keep the fastest
   Compression compression = Compression::none;  // on the wire
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // flat, or through node leaders
   int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)

@@ -35,6 +35,7 @@ const FieldGroup<Provenance>& provenance_fields() {
       FT_FIELD(Provenance, command_line, "the fusetrain command line"),
       FT_FIELD(Provenance, started_at, "UTC start time, ISO 8601"),
       FT_FIELD(Provenance, backend, "gradient all-reduce backend"),
+      FT_FIELD(Provenance, allreduce, "all-reduce algorithm the backend ran: flat or hierarchical"),
       FT_FIELD(Provenance, world_size, "number of ranks"),
       FT_FIELD(Provenance, node_count, "number of nodes"),
   }};
@@ -112,6 +113,9 @@ const FieldGroup<RunSummary>& summary_fields() {
       FT_FIELD(RunSummary, stopped_early, "1 when early stopping ended the run"),
       FT_FIELD(RunSummary, optimizer_steps, "optimizer steps taken"),
       FT_FIELD(RunSummary, skipped_steps, "steps skipped by the fp16 loss scaler"),
+      FT_FIELD(RunSummary, bucket_mib, "fusion bucket size in MiB the run used (configured or autotuned)"),
+      FT_FIELD(RunSummary, first_bucket_mib, "first fusion bucket size in MiB the run used"),
+      FT_FIELD(RunSummary, buckets_autotuned, "1 when distributed.autotune chose the bucket sizes"),
   }};
   return group;
 }

@@ -32,6 +32,7 @@ struct RankRecord {
 struct Provenance {
   std::string program_version, git_commit, torch_version, cuda_version, mpi_version;
   std::string command_line, started_at, backend;
+  std::string allreduce;  // flat | hierarchical: the algorithm the backend ran
   int world_size = 1, node_count = 1;
 };
 
@@ -45,6 +46,8 @@ struct RunSummary {
   int overfit_epoch = 0;               // first epoch of the rising-test-loss window
   bool stopped_early = false;
   std::int64_t optimizer_steps = 0, skipped_steps = 0;
+  double bucket_mib = 0, first_bucket_mib = 0;  // fusion buckets in use: configured or autotuned
+  bool buckets_autotuned = false;
 };
 
 struct UtilizationSample {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "engine/engine.h"
+#include "engine/engine_autotune.h"
 #include "engine/replica_check.h"
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
@@ -206,6 +207,10 @@ void Trainer::make_engine() {
   // Averaging is folded into the loss (1/world in forward_backward), so packing is a plain copy and no
   // pass over the gradients is spent on scaling; sums of pre-divided values cannot overflow in fp16 either.
   options.average = false;
+  if (config_.distributed.autotune) apply_autotuned_buckets(backend_, world_, named, options);
+  out_.summary.bucket_mib = options.bucket_mib;
+  out_.summary.first_bucket_mib = options.first_bucket_mib;
+  out_.summary.buckets_autotuned = config_.distributed.autotune;
   s.engine = std::make_unique<GradientEngine>(backend_, world_, named, options);
   s.groups = group_parameters(all_named, network_->parameter_rules());
   s.optimizer = make_optimizer(config_.optimizer, s.groups);

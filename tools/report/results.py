@@ -25,7 +25,7 @@ FIELDS = {
     "/": {"name": _TEXT, "model": _TEXT, "dataset": _TEXT, "precision": _TEXT, "batch_size": _I64, "config": _TEXT},
     "/provenance": {"program_version": _TEXT, "git_commit": _TEXT, "torch_version": _TEXT, "cuda_version": _TEXT,
                     "mpi_version": _TEXT, "command_line": _TEXT, "started_at": _TEXT, "backend": _TEXT,
-                    "world_size": _I64, "node_count": _I64},
+                    "allreduce": _TEXT, "world_size": _I64, "node_count": _I64},
     "/epochs": {"epoch": _I32, "evaluated": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
                 "test_acc": _F64, "lr": _F64, "epoch_time_s": _F64, "images_per_s": _F64},
     "/ranks": {"hostname": _TEXT, "device": _TEXT, "local_rank": _I32, "peak_memory_bytes": _I64,
@@ -36,7 +36,8 @@ FIELDS = {
     "/summary": {"wall_time_s": _F64, "train_time_s": _F64, "best_test_acc": _F64, "best_epoch": _I64,
                  "final_test_acc": _F64, "final_test_loss": _F64, "epochs_run": _I64, "images_per_s": _F64,
                  "peak_memory_bytes": _I64, "overfit": _I64, "overfit_epoch": _I64, "stopped_early": _I64,
-                 "optimizer_steps": _I64, "skipped_steps": _I64},
+                 "optimizer_steps": _I64, "skipped_steps": _I64, "bucket_mib": _F64, "first_bucket_mib": _F64,
+                 "buckets_autotuned": _I64},
 }
 
 
