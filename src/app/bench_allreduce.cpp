@@ -1,6 +1,6 @@
 // All-reduce benchmark implementation: medians over timed iterations after warm-up, each iteration
-// starting from a barrier; rank 0 prints the table with the ratios b/c (fusion overhead against the
-// ideal single buffer) and a/b (what fusion saves over per-tensor collectives).
+// starting from a barrier; rank 0 prints the table (times, algorithm, bus bandwidth) with the ratios b/c
+// (fusion overhead against the ideal single buffer), a/b (what fusion saves) and b against the link bound.
 #include "app/bench_allreduce.h"
 
 #include <boost/program_options.hpp>
@@ -15,6 +15,7 @@
 #include "app/error_text.h"
 #include "comm/backend.h"
 #include "engine/engine.h"
+#include "engine/engine_autotune.h"
 #include "comm/timeline.h"
 #include "models/network.h"
 #include "monitor/timer.h"
@@ -42,15 +43,58 @@ double time_median(const World& world, int warmup, int iterations, const at::Dev
   return median(times);
 }
 
+struct Times {
+  double per_tensor, fused, single;
+};
+
+struct Setting {
+  std::size_t tensors = 0;
+  std::int64_t elements = 0;
+  int iterations = 0;
+  double link_gbit = 0;  // --link-gbit: the bandwidth of one node's link, 0 = not given
+};
+
+// Algorithm bandwidth is bytes / time; bus bandwidth scales it by 2(n-1)/n, the share of the buffer
+// that each rank sends (and receives) in a bandwidth-optimal all-reduce, so that it compares directly
+// with the bandwidth of one link, whatever the number of ranks. Across N nodes joined by links of B
+// bit/s no all-reduce beats 2(N-1)/N x bytes / B: each node must send that much over its link.
+void print_table(const Config& config, const Backend& backend, const World& world, const GradientEngine& engine,
+                 const GradientEngineOptions& options, const Setting& s, const Times& t) {
+  const double mb = s.elements * 4.0 / 1e6;
+  const int ranks = world.size(), nodes = world.node_count();
+  const double bus = ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
+  std::printf("all-reduce of %s gradients: %zu tensors, %.1f MB fp32, %d ranks on %d node(s), backend %s (%s), "
+              "%zu buckets (%g MiB, first %g MiB), median of %d\n\n",
+              choice_name(config.model.name), s.tensors, mb, ranks, nodes, backend.name().c_str(),
+              choice_name(backend.allreduce_algorithm()), engine.buckets().size(), options.bucket_mib,
+              options.first_bucket_mib, s.iterations);
+  std::printf("| variant | time_ms | algbw_GB_s | busbw_GB_s |\n|---|---|---|---|\n");
+  const auto row = [&](const char* variant, double seconds) {
+    std::printf("| %s | %.2f | %.2f | %.2f |\n", variant, seconds * 1e3, mb / 1e3 / seconds, bus * mb / 1e3 / seconds);
+  };
+  row("(a) one all-reduce per tensor", t.per_tensor);
+  row("(b) fusion engine", t.fused);
+  row("(c) one contiguous buffer", t.single);
+  std::printf("\nb/c = %.3f (goal <= 1.15)   a/b = %.2f\n", t.fused / t.single, t.per_tensor / t.fused);
+  if (s.link_gbit > 0 && nodes > 1) {
+    const double bound = 2.0 * (nodes - 1) / nodes * mb * 8e6 / (s.link_gbit * 1e9);
+    std::printf("link bound (%g Gbit/s, %d nodes) = %.2f ms   b/bound = %.2f\n", s.link_gbit, nodes, bound * 1e3,
+                t.fused / bound);
+  }
+}
+
 }  // namespace
 
 int bench_allreduce(int argc, char** argv) {
   auto options = bench_options("fusetrain bench allreduce (run under mpirun -np N)", "resnet18", 3);
   options.add_options()
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
+      ("allreduce", po::value<std::string>()->default_value("auto"), choice_list<AllreduceAlgorithm>(" | ").c_str())
       ("bucket-mib", po::value<double>()->default_value(25), "fusion bucket size")
       ("first-bucket-mib", po::value<double>()->default_value(1), "first bucket size")
+      ("autotune", "choose the bucket sizes by timing candidates first (as distributed.autotune)")
       ("iterations", po::value<int>()->default_value(20), "timed iterations")
+      ("link-gbit", po::value<double>()->default_value(0), "bandwidth of one node's link: print the bound")
       ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases");
   po::variables_map vm;
   if (const int status = bench_parse(options, argc, argv, vm, "fusetrain bench allreduce"); status >= 0) return status;
@@ -62,6 +106,7 @@ int bench_allreduce(int argc, char** argv) {
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
     backend_options.name = config.distributed.backend;
+    backend_options.allreduce = choice_from<AllreduceAlgorithm>("--allreduce", vm["allreduce"].as<std::string>());
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
     auto backend = make_backend(world, backend_options);
 
@@ -89,6 +134,7 @@ int bench_allreduce(int argc, char** argv) {
     engine_options.bucket_mib = vm["bucket-mib"].as<double>();
     engine_options.first_bucket_mib = vm["first-bucket-mib"].as<double>();
     engine_options.average = false;  // (a) and (c) sum too: compare like with like
+    if (vm.count("autotune")) apply_autotuned_buckets(*backend, world, named, engine_options);
     Timeline timeline(!vm["timeline"].as<std::string>().empty());
     engine_options.timeline = &timeline;
     GradientEngine engine(*backend, world, named, engine_options, /*install_hooks=*/false);
@@ -105,18 +151,9 @@ int bench_allreduce(int argc, char** argv) {
       backend->allreduce(flat.data_ptr(), static_cast<std::size_t>(total), DType::kFloat32, stream);
     });
 
-    if (world.rank() == 0) {
-      const double mb = total * 4.0 / 1e6;
-      std::printf("all-reduce of %s gradients: %zu tensors, %.1f MB fp32, %d ranks, backend %s, %zu buckets "
-                  "(%.0f MiB, first %.0f MiB), median of %d\n\n",
-                  choice_name(config.model.name), grads.size(), mb, world.size(), backend->name().c_str(),
-                  engine.buckets().size(), engine_options.bucket_mib, engine_options.first_bucket_mib, iterations);
-      std::printf("| variant | time_ms | algbw_GB_s |\n|---|---|---|\n");
-      std::printf("| (a) one all-reduce per tensor | %.2f | %.2f |\n", per_tensor * 1e3, mb / 1e3 / per_tensor);
-      std::printf("| (b) fusion engine | %.2f | %.2f |\n", fused * 1e3, mb / 1e3 / fused);
-      std::printf("| (c) one contiguous buffer | %.2f | %.2f |\n\n", single * 1e3, mb / 1e3 / single);
-      std::printf("b/c = %.3f (goal <= 1.15)   a/b = %.2f\n", fused / single, per_tensor / fused);
-    }
+    const Setting setting{grads.size(), total, iterations, vm["link-gbit"].as<double>()};
+    if (world.rank() == 0)
+      print_table(config, *backend, world, engine, engine_options, setting, {per_tensor, fused, single});
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
     return report_error("fusetrain bench allreduce", e);
