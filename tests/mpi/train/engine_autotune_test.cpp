@@ -11,7 +11,7 @@ namespace ft::test {
 namespace {
 
 TEST(EngineAutotune, EveryRankChoosesTheSame) {
-  const auto& world = train_world();
+  const World& world = ft::test::world();
   BackendOptions options;
   options.stall_timeout_s = 20;
   auto backend = make_backend(world, options);

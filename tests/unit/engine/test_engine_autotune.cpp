@@ -19,7 +19,7 @@ std::vector<NamedTensor> linear_parameters(torch::nn::Linear& layer) {
 }
 
 TEST(EngineAutotune, ChoosesTheFastestCandidate) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   torch::nn::Linear layer(64, 32);
   const auto before = layer->weight.clone();
@@ -39,7 +39,7 @@ TEST(EngineAutotune, ChoosesTheFastestCandidate) {
 }
 
 TEST(EngineAutotune, AppliesTheChoiceToTheOptions) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   torch::nn::Linear layer(16, 8);
   GradientEngineOptions options;
@@ -52,7 +52,7 @@ TEST(EngineAutotune, AppliesTheChoiceToTheOptions) {
 }
 
 TEST(EngineAutotune, RefusesNoCandidates) {
-  auto& world = test_world();
+  auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   torch::nn::Linear layer(4, 2);
   EXPECT_THROW(autotune_buckets(*backend, world, linear_parameters(layer), {}, {}, 1), Error);
