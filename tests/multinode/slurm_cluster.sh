@@ -10,6 +10,8 @@
 #                      whatever is left in the namespaces)
 # The same Slurm settings as tests/slurm/local_cluster.sh (Debian 12, Slurm 22.05, auth/none + cred/none).
 # shellcheck shell=bash
+# shellcheck source-path=SCRIPTDIR source=../slurm/local_cluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../slurm/local_cluster.sh"
 
 mslurm() { netns_exec head "$@"; }
 
@@ -22,29 +24,7 @@ ClusterName=fusetrain-multinode
 SlurmctldHost=head(10.77.0.254)
 SlurmctldPort=6817
 SlurmdPort=6818
-AuthType=auth/none
-CredType=cred/none
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool/%n
-SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd-%n.pid
-SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd-%n.log
-TmpFS=$dir/tmp/%n
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SchedulerParameters=sched_interval=5
-MpiDefault=none
-ReturnToService=2
-KillWait=15
-MinJobAge=3600
+$(slurm_conf_settings "$dir")
 EOF
   for i in $(seq "$count"); do
     echo "NodeName=node$i NodeAddr=10.77.0.$i CPUs=$cpus RealMemory=$memory State=UNKNOWN"
@@ -92,15 +72,7 @@ mslurm_stop() {
 }
 
 mslurm_wait() {
-  local job=$1 seconds=$2 states
-  for _ in $(seq "$seconds"); do
-    states=$(mslurm scontrol show job "$job" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' \n' ' ')
-    if [ -n "$states" ] && ! grep -Eq 'PENDING|RUNNING|REQUEUE|COMPLETING|CONFIGURING|SUSPENDED' <<< "$states"; then
-      echo "job $job:$states"
-      return 0
-    fi
-    sleep 1
-  done
-  echo "job $job did not end in $seconds s:$states" >&2
-  return 1
+  # shellcheck disable=SC2034  # read by cluster_wait
+  local cluster_client=(mslurm)
+  cluster_wait "$@"
 }

@@ -5,41 +5,31 @@
 #                     node is idle, exports SLURM_CONF and FT_LAUNCHER (the rank launcher that works here)
 # cluster_stop        cancels the jobs, then stops both daemons; safe to call twice and from an EXIT trap
 # cluster_wait JOB S  waits up to S seconds until every task of JOB has ended; prints their states
+# slurm_conf_settings DIR  the slurm.conf settings shared with tests/multinode/slurm_cluster.sh
 # Found on Debian 12 (Slurm 22.05): auth/none + cred/none work for root; the pmix plugin (mpi_pmix_v4) starts
 # Open MPI 4.1 ranks; Debian's Open MPI has no PMI-2 client, so the fallback is mpirun inside the allocation.
 # shellcheck shell=bash
 
 cluster_pids=()
+# Set by a caller whose client commands must run elsewhere (tests/multinode: inside the head namespace).
+cluster_client=()
 
-cluster_free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-cluster_start() {
-  local dir=$1 tool
-  for tool in slurmctld slurmd sbatch srun scontrol sinfo scancel; do
-    command -v "$tool" > /dev/null || { echo "SKIP: $tool not found (apt-get install slurm-wlm)"; exit 77; }
-  done
-  rm -rf "$dir" && mkdir -p "$dir"/{state,spool,log,tmp}
-  local memory cpus
-  memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
-  cpus=$(nproc)
-  cat > "$dir/slurm.conf" <<EOF
-ClusterName=fusetrain-test
-SlurmctldHost=$(hostname -s)(127.0.0.1)
-SlurmctldPort=$(cluster_free_port)
-SlurmdPort=$(cluster_free_port)
+# slurm_conf_settings DIR: the slurm.conf settings every test cluster shares (no hosts, ports or nodes);
+# a slurmd's spool, pid file, log and TmpFS are DIR/.../%n, per node name.
+slurm_conf_settings() {
+  local dir=$1
+  cat <<EOF
 AuthType=auth/none
 CredType=cred/none
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
+SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
+SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
-TmpFS=$dir/tmp
+SlurmdLogFile=$dir/log/slurmd-%n.log
+TmpFS=$dir/tmp/%n
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -52,6 +42,28 @@ MpiDefault=none
 ReturnToService=2
 KillWait=15
 MinJobAge=3600
+EOF
+}
+
+cluster_free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+cluster_start() {
+  local dir=$1 tool
+  for tool in slurmctld slurmd sbatch srun scontrol sinfo scancel; do
+    command -v "$tool" > /dev/null || { echo "SKIP: $tool not found (apt-get install slurm-wlm)"; exit 77; }
+  done
+  rm -rf "$dir" && mkdir -p "$dir"/{state,spool/ftnode,log,tmp/ftnode}
+  local memory cpus
+  memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
+  cpus=$(nproc)
+  cat > "$dir/slurm.conf" <<EOF
+ClusterName=fusetrain-test
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldPort=$(cluster_free_port)
+SlurmdPort=$(cluster_free_port)
+$(slurm_conf_settings "$dir")
 NodeName=ftnode NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=test Nodes=ftnode Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -97,7 +109,7 @@ cluster_stop() {
 cluster_wait() {
   local job=$1 seconds=$2 states
   for _ in $(seq "$seconds"); do
-    states=$(scontrol show job "$job" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' \n' ' ')
+    states=$("${cluster_client[@]}" scontrol show job "$job" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' \n' ' ')
     if [ -n "$states" ] && ! grep -Eq 'PENDING|RUNNING|REQUEUE|COMPLETING|CONFIGURING|SUSPENDED' <<< "$states"; then
       echo "job $job:$states"
       return 0
