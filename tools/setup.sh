@@ -42,8 +42,8 @@ if [ "$have_torch" != "$torch_version" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "torch==$torch_version"
 fi
-"$venv/bin/python" -c 'import h5py, matplotlib, numpy' 2>/dev/null ||
-  "$venv/bin/python" -m pip install -q h5py matplotlib numpy pyyaml
+"$venv/bin/python" -c 'import h5py, matplotlib, numpy, lizard' 2>/dev/null ||
+  "$venv/bin/python" -m pip install -q h5py matplotlib numpy pyyaml lizard==1.24.3
 
 mkdir -p "$cache/ccache"
 echo "setup: ready (venv $venv, ccache $cache/ccache)"
