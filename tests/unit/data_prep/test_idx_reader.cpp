@@ -145,6 +145,14 @@ Bytes idx_header(std::uint32_t count, std::uint32_t rows, std::uint32_t cols) {
   return out;
 }
 
+// The header of an IDX label file that claims `count` labels.
+Bytes idx_label_header(std::uint32_t count) {
+  Bytes out;
+  put_u32(out, 0x801);
+  put_u32(out, count);
+  return out;
+}
+
 TEST(IdxReader, ImplausibleImageSizeNamesTheFile) {
   const fs::path root = scratch_dir();
   write_idx(root / "in", false);
@@ -165,9 +173,7 @@ TEST(IdxReader, HugeCountInASmallRawFileIsRefusedBeforeAllocating) {
   Bytes images = idx_header(1000000, 1000, 1000);
   images.resize(350, 7);
   write_file(root / "in" / "train-images-idx3-ubyte", images);
-  Bytes labels;
-  put_u32(labels, 0x801);
-  put_u32(labels, 1000000);
+  Bytes labels = idx_label_header(1000000);
   labels.resize(100, 1);
   write_file(root / "in" / "train-labels-idx1-ubyte", labels);
   expect_prep_fails(options_for(Format::idx, root / "in", root / "out"), "train-images-idx3-ubyte",
@@ -181,10 +187,7 @@ TEST(IdxReader, HugeCountInASmallRawFileIsRefusedBeforeAllocating) {
                     "but the file holds only 350 bytes");
   // The largest header that passes the shape check: 2^32-1 images of 16384x16384.
   write_file(root / "in" / "train-images-idx3-ubyte", idx_header(0xFFFFFFFFu, 16384, 16384));
-  Bytes big_labels;
-  put_u32(big_labels, 0x801);
-  put_u32(big_labels, 0xFFFFFFFFu);
-  write_file(root / "in" / "train-labels-idx1-ubyte", big_labels);
+  write_file(root / "in" / "train-labels-idx1-ubyte", idx_label_header(0xFFFFFFFFu));
   expect_prep_fails(options_for(Format::idx, root / "in", root / "out"), "train-images-idx3-ubyte",
                     "header claims 4294967295 images of 16384x16384");
 }
@@ -195,10 +198,7 @@ TEST(IdxReader, HugeCountInASmallGzipFileIsReadIncrementally) {
   Bytes images = idx_header(1000000, 1000, 1000);
   images.resize(350, 7);
   write_gz(root / "in" / "train-images-idx3-ubyte.gz", images);
-  Bytes labels;
-  put_u32(labels, 0x801);
-  put_u32(labels, 1000000);
-  write_gz(root / "in" / "train-labels-idx1-ubyte.gz", labels);
+  write_gz(root / "in" / "train-labels-idx1-ubyte.gz", idx_label_header(1000000));
   expect_prep_fails(options_for(Format::idx, root / "in", root / "out"), "train-images-idx3-ubyte.gz",
                     "truncated: the file ends after 334 of the 1000000000000 bytes of pixels");
 }
