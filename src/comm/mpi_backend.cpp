@@ -83,40 +83,59 @@ void MpiBackend::on_failure() noexcept {
   in_flight_.clear();
 }
 
-// A short spin window: on CPU hosts this thread shares cores with the ranks' compute threads, and
-// sched_yield does not give a core away under CFS, so waiting for a slower peer must mostly sleep.
+// Yield while data flows (for kSpin after the start and after each completed chunk); only a peer late
+// by more than that makes the wait sleep, so that a rank stuck behind a straggler frees its core.
 PollBackoff MpiBackend::start_wait() const { return PollBackoff(inspector().timeout_s(), kSpin); }
 
 void MpiBackend::run_chunks(PollBackoff& wait, std::size_t chunks, const PostChunk& post) {
-  std::vector<int> finished(kMaxInFlight);
-  std::size_t posted = 0, done = 0;
-  in_flight_.clear();
-  while (done < chunks) {
-    while (posted < chunks && in_flight_.size() < kMaxInFlight) {
-      in_flight_.push_back(MPI_REQUEST_NULL);
-      post(posted++, &in_flight_.back());
+  run_pipeline(wait, chunks, {post});
+}
+
+void MpiBackend::run_pipeline(PollBackoff& wait, std::size_t chunks, const std::vector<PostChunk>& stages) {
+  const std::size_t depth = stages.size();
+  if (depth == 0 || chunks == 0) return;
+  in_flight_.assign(depth * chunks, MPI_REQUEST_NULL);  // request of chunk i in stage s at s * chunks + i
+  std::vector<char> complete(depth * chunks, 0);
+  std::vector<int> indices(depth * chunks);
+  std::vector<std::size_t> posted(depth, 0), finished(depth, 0), active(depth, 0);  // finished: in-order prefix
+  while (finished[depth - 1] < chunks) {
+    for (std::size_t s = 0; s < depth; ++s) {
+      const std::size_t ready = s == 0 ? chunks : finished[s - 1];
+      for (; posted[s] < ready && active[s] < kMaxInFlight; ++posted[s], ++active[s])
+        stages[s](posted[s], &in_flight_[s * chunks + posted[s]]);
     }
     int count = 0;
-    FT_CHECK_MPI(MPI_Testsome(static_cast<int>(in_flight_.size()), in_flight_.data(), &count, finished.data(),
+    FT_CHECK_MPI(MPI_Testsome(static_cast<int>(in_flight_.size()), in_flight_.data(), &count, indices.data(),
                               MPI_STATUSES_IGNORE));
-    if (count > 0) {
-      done += static_cast<std::size_t>(count);
-      in_flight_.erase(std::remove(in_flight_.begin(), in_flight_.end(), MPI_REQUEST_NULL), in_flight_.end());
+    if (count > 0 && count != MPI_UNDEFINED) {
+      for (int k = 0; k < count; ++k) {
+        complete[static_cast<std::size_t>(indices[k])] = 1;
+        --active[static_cast<std::size_t>(indices[k]) / chunks];
+      }
+      for (std::size_t s = 0; s < depth; ++s)
+        while (finished[s] < posted[s] && complete[s * chunks + finished[s]]) ++finished[s];
       wait.progressed();
       continue;
     }
     if (wait.expired()) throw inspector().stall_error(wait.elapsed_s());
     wait.pause();
   }
+  in_flight_.clear();
 }
 
-void MpiBackend::run_region_chunks(PollBackoff& wait, const std::vector<SpanRegion>& regions, std::size_t element,
-                                   const PostRegionChunk& post) {
+std::vector<std::pair<char*, int>> MpiBackend::split_regions(const std::vector<SpanRegion>& regions,
+                                                             std::size_t element) const {
   const std::size_t per_chunk = chunk_bytes_ / element;
   std::vector<std::pair<char*, int>> chunks;
   for (const SpanRegion& region : regions)
     for (std::size_t offset = 0; offset < region.count; offset += per_chunk)
       chunks.emplace_back(region.data + offset * element, static_cast<int>(std::min(per_chunk, region.count - offset)));
+  return chunks;
+}
+
+void MpiBackend::run_region_chunks(PollBackoff& wait, const std::vector<SpanRegion>& regions, std::size_t element,
+                                   const PostRegionChunk& post) {
+  const auto chunks = split_regions(regions, element);
   run_chunks(wait, chunks.size(), [&](std::size_t index, MPI_Request* request) {
     post(chunks[index].first, chunks[index].second, request);
   });

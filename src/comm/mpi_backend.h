@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/backend.h"
@@ -58,8 +59,14 @@ class MpiBackend : public Backend {
   PollBackoff start_wait() const;
   // Runs `chunks` chunks of one collective stage, at most kMaxInFlight of them in flight, polling them
   // until all are done or the deadline of `wait` passes. After a failure on_failure() abandons those in
-  // flight. A collective of several stages runs them all under one wait.
+  // flight.
   void run_chunks(PollBackoff& wait, std::size_t chunks, const PostChunk& post);
+  // Runs `chunks` chunks through `stages` as a pipeline: chunk i enters stage s once it has finished
+  // stage s - 1 on this rank. Each stage posts its chunks in order, at most kMaxInFlight in flight, so
+  // stages on separate communicators match across ranks however their completions interleave.
+  void run_pipeline(PollBackoff& wait, std::size_t chunks, const std::vector<PostChunk>& stages);
+  // The regions cut into chunks of at most chunk_bytes_: (start, element count) in order.
+  std::vector<std::pair<char*, int>> split_regions(const std::vector<SpanRegion>& regions, std::size_t element) const;
   // Waits for work queued on a device stream before MPI reads device memory.
   void sync_stream(void* stream);
 
@@ -86,7 +93,7 @@ class MpiBackend : public Backend {
                             bool in_place, MPI_Request* request);
 
   bool device_memory_;
-  std::vector<MPI_Request> in_flight_;  // requests of the stage running now
+  std::vector<MPI_Request> in_flight_;  // requests of the collective running now (null when done)
   std::vector<MPI_Request> abandoned_;  // requests of a collective that failed or stalled
   std::vector<std::unique_ptr<SpanStaging>> abandoned_staging_;  // their staging buffers
 };

@@ -1,5 +1,6 @@
 // Node sub-communicators (shared-memory split, or consecutive groups for tests) and the three-stage
-// all-reduce over them: MPI_Ireduce to the node leader, MPI_Iallreduce among leaders, MPI_Ibcast back.
+// all-reduce over them: MPI_Ireduce to the node leader, MPI_Iallreduce among leaders, MPI_Ibcast back,
+// pipelined chunk by chunk.
 #include "comm/mpi_hierarchical.h"
 
 #include <cerrno>
@@ -36,6 +37,7 @@ NodeComms::NodeComms(MPI_Comm comm, const NodeGrouping& grouping) {
   FT_CHECK_MPI(MPI_Comm_set_errhandler(local_, MPI_ERRORS_RETURN));
   FT_CHECK_MPI(MPI_Comm_rank(local_, &local_rank_));
   FT_CHECK_MPI(MPI_Comm_size(local_, &local_size_));
+  FT_CHECK_MPI(MPI_Comm_dup(local_, &local_broadcast_));
   FT_CHECK_MPI(MPI_Comm_split(comm, local_rank_ == 0 ? 0 : MPI_UNDEFINED, rank, &leaders_));
   if (leaders_ != MPI_COMM_NULL) {
     FT_CHECK_MPI(MPI_Comm_set_errhandler(leaders_, MPI_ERRORS_RETURN));
@@ -47,6 +49,7 @@ NodeComms::NodeComms(MPI_Comm comm, const NodeGrouping& grouping) {
 NodeComms::~NodeComms() {
   try {
     if (leaders_ != MPI_COMM_NULL) FT_CHECK_MPI(MPI_Comm_free(&leaders_));
+    if (local_broadcast_ != MPI_COMM_NULL) FT_CHECK_MPI(MPI_Comm_free(&local_broadcast_));
     if (local_ != MPI_COMM_NULL) FT_CHECK_MPI(MPI_Comm_free(&local_));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fusetrain: warning: freeing the node communicators: %s\n", e.what());
@@ -63,22 +66,26 @@ HierarchicalMpiBackend::~HierarchicalMpiBackend() = default;
 
 void HierarchicalMpiBackend::reduce_regions(const std::vector<SpanRegion>& regions, DType dtype) {
   const MpiSum sum = sums_[dtype];
-  const std::size_t element = dtype_size(dtype);
+  const auto chunks = split_regions(regions, dtype_size(dtype));
   const bool leader = nodes_->local_rank() == 0;
-  const bool local = nodes_->local_size() > 1;
-  PollBackoff wait = start_wait();
-  if (local)
-    run_region_chunks(wait, regions, element, [&](char* data, int n, MPI_Request* request) {
-      FT_CHECK_MPI(MPI_Ireduce(leader ? MPI_IN_PLACE : data, data, n, sum.type, sum.op, 0, nodes_->local(), request));
+  std::vector<PostChunk> stages;
+  if (nodes_->local_size() > 1)
+    stages.push_back([&](std::size_t i, MPI_Request* request) {
+      char* data = chunks[i].first;
+      FT_CHECK_MPI(MPI_Ireduce(leader ? MPI_IN_PLACE : data, data, chunks[i].second, sum.type, sum.op, 0,
+                               nodes_->local(), request));
     });
   if (leader && nodes_->node_count() > 1)
-    run_region_chunks(wait, regions, element, [&](char* data, int n, MPI_Request* request) {
-      FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data, n, sum.type, sum.op, nodes_->leaders(), request));
+    stages.push_back([&](std::size_t i, MPI_Request* request) {
+      FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, chunks[i].first, chunks[i].second, sum.type, sum.op,
+                                  nodes_->leaders(), request));
     });
-  if (local)
-    run_region_chunks(wait, regions, element, [&](char* data, int n, MPI_Request* request) {
-      FT_CHECK_MPI(MPI_Ibcast(data, n, sum.type, 0, nodes_->local(), request));
+  if (nodes_->local_size() > 1)
+    stages.push_back([&](std::size_t i, MPI_Request* request) {
+      FT_CHECK_MPI(MPI_Ibcast(chunks[i].first, chunks[i].second, sum.type, 0, nodes_->local_broadcast(), request));
     });
+  PollBackoff wait = start_wait();
+  run_pipeline(wait, chunks.size(), stages);
 }
 
 }  // namespace ft

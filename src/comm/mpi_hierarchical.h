@@ -29,19 +29,22 @@ class NodeComms {
   NodeComms& operator=(const NodeComms&) = delete;
 
   MPI_Comm local() const { return local_; }
+  // A duplicate of local(): the broadcast stage posts there, so that its chunks never match the
+  // reduce stage's on the same communicator whatever order the two stages post in.
+  MPI_Comm local_broadcast() const { return local_broadcast_; }
   MPI_Comm leaders() const { return leaders_; }
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   int node_count() const { return node_count_; }
 
  private:
-  MPI_Comm local_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;
+  MPI_Comm local_ = MPI_COMM_NULL, local_broadcast_ = MPI_COMM_NULL, leaders_ = MPI_COMM_NULL;
   int local_rank_ = 0, local_size_ = 1, node_count_ = 1;
 };
 
 // The hierarchy pays where inter-node links are the bottleneck: only leaders send across nodes, each
-// carrying 2(N-1)/N of the buffer for N nodes instead of every rank's ring share. Each stage runs in
-// pipelined chunks like the flat all-reduce; the three stages of one collective share its deadline.
+// carrying 2(N-1)/N of the buffer for N nodes instead of every rank's ring share. The three stages are
+// pipelined chunk by chunk (a chunk is broadcast while later ones are still reduced) under one deadline.
 // Broadcast, all-gather and barrier stay flat.
 class HierarchicalMpiBackend final : public MpiBackend {
  public:
