@@ -3,9 +3,13 @@
 // compiled into this binary and how to get it.
 #include "comm/backend.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <utility>
+#include <vector>
 
 #include "comm/mpi_backend.h"
 #include "comm/mpi_hierarchical.h"
@@ -92,15 +96,44 @@ void Backend::transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType
 
 namespace {
 
-// The MPI backend, hierarchical where options ask for it or, on auto, where the world spans several
-// nodes and some node runs several ranks (one rank per node leaves nothing to reduce inside nodes).
+// Median seconds of `backend`'s all-reduce of `buffer` (after one untimed), the maximum over ranks.
+double time_allreduce(const World& world, Backend& backend, std::vector<float>& buffer) {
+  std::vector<double> times;
+  for (int i = 0; i < 4; ++i) {
+    world.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    backend.allreduce(buffer.data(), buffer.size(), DType::kFloat32, nullptr);
+    if (i > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return world.allreduce_max(times[times.size() / 2]);
+}
+
+// The faster of the two on a gradient-sized buffer (16 MiB), the same choice on every rank: times are
+// maxima over ranks, and the hierarchy must win outright. Rank 0 says which it took and why.
+std::unique_ptr<Backend> faster_mpi_backend(const World& world, std::unique_ptr<Backend> flat,
+                                            std::unique_ptr<Backend> tiered) {
+  std::vector<float> buffer(std::size_t{4} << 20, 0.0f);
+  const double flat_s = time_allreduce(world, *flat, buffer);
+  const double tiered_s = time_allreduce(world, *tiered, buffer);
+  const bool hierarchical = tiered_s < flat_s;
+  if (world.rank() == 0)
+    std::printf("all-reduce: %s (16 MiB: flat %.1f ms, hierarchical %.1f ms)\n", hierarchical ? "hierarchical" : "flat",
+                flat_s * 1e3, tiered_s * 1e3);
+  return hierarchical ? std::move(tiered) : std::move(flat);
+}
+
+// The MPI backend: flat, hierarchical, or on auto, where the world spans several nodes and some node
+// runs several ranks (one rank per node leaves nothing to reduce inside nodes), whichever is faster here.
 std::unique_ptr<Backend> make_mpi_backend(const World& world, const BackendOptions& options) {
   if (options.allreduce == AllreduceAlgorithm::flat) return std::make_unique<MpiBackend>(world, options);
   auto nodes = std::make_unique<NodeComms>(world.comm(), NodeGrouping::from_environment());
-  const bool pays = nodes->node_count() > 1 && nodes->node_count() < world.size();
-  if (options.allreduce == AllreduceAlgorithm::automatic && !pays)
+  const bool several = nodes->node_count() > 1 && nodes->node_count() < world.size();
+  if (options.allreduce == AllreduceAlgorithm::automatic && !several)
     return std::make_unique<MpiBackend>(world, options);
-  return std::make_unique<HierarchicalMpiBackend>(world, options, std::move(nodes));
+  auto tiered = std::make_unique<HierarchicalMpiBackend>(world, options, std::move(nodes));
+  if (options.allreduce == AllreduceAlgorithm::hierarchical) return tiered;
+  return faster_mpi_backend(world, std::make_unique<MpiBackend>(world, options), std::move(tiered));
 }
 
 }  // namespace

@@ -127,8 +127,8 @@ struct Choices<Compression> {
   static constexpr ChoiceName<Compression> names[] = {{Compression::none, "none"}, {Compression::fp16, "fp16"}};
 };
 
-// distributed.allreduce: every rank in one ring, or through one leader per node (mpi only); "auto" is
-// hierarchical where the world spans several nodes and some node runs several ranks.
+// distributed.allreduce: every rank in one ring, or through one leader per node (mpi only); "auto" times
+// both at start where the world spans several nodes and some node runs several ranks, else is flat.
 enum class AllreduceAlgorithm { automatic, flat, hierarchical };
 template <>
 struct Choices<AllreduceAlgorithm> {

@@ -292,8 +292,8 @@ std::vector<Option> option_table(Config& c) {
          "(overrides bucket_mib and first_bucket_mib; the choice is recorded as autotuned_bucket_mib)");
   b.choice("distributed.allreduce", &c.distributed.allreduce,
            "all-reduce algorithm: flat (all ranks at once) or hierarchical (reduce inside each node, all-reduce "
-           "among node leaders, broadcast inside each node; mpi backend only); auto = hierarchical with mpi "
-           "on several nodes when some node runs several ranks");
+           "among node leaders, broadcast inside each node; mpi backend only); auto = on several nodes with "
+           "some node running several ranks, whichever of the two is faster at start (mpi), else flat");
   b.number("distributed.verify_replicas", &c.distributed.verify_replicas,
            "check parameters are identical across ranks every N steps (0 = off)", at_least(0));
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,
