@@ -20,7 +20,8 @@ namespace ft {
 int bench_command(int argc, char** argv) {
   const std::string usage =
       "fusetrain bench: benchmarks\n\n"
-      "  fusetrain bench allreduce --model resnet18 --backend mpi|gloo|nccl   (under mpirun -np N)\n"
+      "  fusetrain bench allreduce --model resnet18 --backend mpi|gloo|nccl [--allreduce flat|hierarchical]\n"
+      "      [--autotune] [--link-gbit 10]   (under mpirun -np N)\n"
       "  fusetrain bench step --model simple_cnn --ranks 1,2 [--batch 128]\n"
       "  fusetrain bench kernels   (conv+ReLU: cuDNN, cuDNN disabled, fused kernel, CPU)\n"
       "  fusetrain bench gray --data DIR [--images 200 --size 128]   (RGB->gray: Python loop, C++, CUDA; PNGs)\n"

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
       "commands:\n"
       "  train    train a network from a YAML config (run under mpirun/srun for several ranks)\n"
       "  report   print a markdown/CSV table of results files\n"
-      "  bench    benchmarks: allreduce, step, kernels, batch-size\n"
+      "  bench    benchmarks: allreduce, step, kernels, gray, batch-size\n"
       "  info     show build, devices and backends\n"
       "  inspect  show an HDF5 file (data shard or results) without hdf5-tools\n"
       "  sweep    expand a config's sweep: block into runs: SLURM job array, workstation plan, --run\n\n"
