@@ -22,6 +22,7 @@
 #include "runtime/world.h"
 #include "train/device_setup.h"
 #include "train/optimizer.h"
+#include "train/precision.h"
 
 namespace po = boost::program_options;
 
@@ -36,6 +37,9 @@ po::options_description step_options() {
       ("steps", po::value<int>()->default_value(30), "timed steps")
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
+      ("precision", po::value<std::string>()->default_value("fp32"),
+       (choice_list<Precision>(" | ") + " (fp16/bf16: autocast on CUDA, as precision.dtype; no loss scaling)").c_str())
+      ("channels-last", "channels-last images and conv weights (as precision.channels_last)")
       ("threads", po::value<int>()->default_value(0),
        "CPU threads per rank (0 = cores / largest world size, the same for every world size)");
   return options;
@@ -46,6 +50,38 @@ std::string self_path() {
   const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
   FT_REQUIRE(n > 0, "cannot locate the fusetrain executable (/proc/self/exe)");
   return std::string(path, static_cast<std::size_t>(n));
+}
+
+// The precision and memory format the steps run in (--precision, --channels-last).
+struct StepFormat {
+  at::ScalarType param_dtype = at::kFloat, amp_dtype = at::kFloat;
+  bool channels_last = false;
+};
+
+StepFormat step_format(const po::variables_map& vm, const at::Device& device) {
+  const Precision precision = choice_from<Precision>("--precision", vm["precision"].as<std::string>());
+  FT_REQUIRE(device.is_cuda() || precision == Precision::fp32 || precision == Precision::fp64, "--precision ",
+             precision, " needs a CUDA device; use fp32 on CPU");
+  const at::ScalarType dtype = training_dtype(precision);
+  StepFormat format;
+  format.param_dtype = dtype == at::kDouble ? at::kDouble : at::kFloat;
+  format.amp_dtype = (dtype == at::kHalf || dtype == at::kBFloat16) ? dtype : at::kFloat;
+  format.channels_last = vm.count("channels-last") > 0;
+  return format;
+}
+
+// The model on `device` in `format`, seeded the same on every rank.
+std::shared_ptr<Network> step_network(const Config& config, const InputShape& shape, const at::Device& device,
+                                      const StepFormat& format) {
+  at::manual_seed(0);
+  auto net = make_network(config.model, shape);
+  net->to(device, format.param_dtype);
+  if (format.channels_last) {
+    at::NoGradGuard no_grad;
+    for (auto& p : net->parameters())
+      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+  }
+  return net;
 }
 
 }  // namespace
@@ -65,9 +101,8 @@ int bench_step_worker(int argc, char** argv) {
     auto backend = make_backend(world, backend_options);
 
     const InputShape shape = parse_image_shape(vm["image"].as<std::string>());
-    at::manual_seed(0);
-    auto net = make_network(config.model, shape);
-    net->to(device);
+    const StepFormat format = step_format(vm, device);
+    auto net = step_network(config, shape, device, format);
     std::vector<NamedTensor> named;
     std::vector<at::Tensor> parameters;
     for (const auto& item : net->named_parameters()) {
@@ -83,12 +118,18 @@ int bench_step_worker(int argc, char** argv) {
 
     const int batch = vm["batch"].as<int>();
     const auto options_device = at::TensorOptions().device(device);
-    const auto x = at::randn({batch, shape.channels, shape.height, shape.width}, options_device);
+    auto x = at::randn({batch, shape.channels, shape.height, shape.width}, options_device.dtype(format.param_dtype));
+    if (format.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
     const auto y = at::randint(0, shape.classes, {batch}, options_device.dtype(at::kLong));
     auto step = [&] {
       engine.clear_gradients();
       engine.prepare(true);
-      (at::cross_entropy_loss(net->forward(x), y) * (1.0 / world.size())).backward();
+      at::Tensor loss;
+      {
+        AutocastScope autocast(device, format.amp_dtype);
+        loss = at::cross_entropy_loss(net->forward(x).to(format.param_dtype), y);
+      }
+      (loss * (1.0 / world.size())).backward();
       engine.finish();
       optimizer->step();
     };
@@ -120,6 +161,7 @@ int bench_step(int argc, char** argv) {
     std::stringstream list(vm["ranks"].as<std::string>());
     for (std::string item; std::getline(list, item, ',');) ranks.push_back(std::stoi(item));
     FT_REQUIRE(!ranks.empty(), "--ranks is empty");
+    choice_from<Precision>("--precision", vm["precision"].as<std::string>());  // refused here, before mpirun
     const char* mpirun = std::getenv("FUSETRAIN_MPIRUN");
     std::string forward;
     for (int i = 1; i < argc; ++i) {
@@ -136,7 +178,8 @@ int bench_step(int argc, char** argv) {
     int threads = vm["threads"].as<int>();
     if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / largest);
     forward += cat(" --threads ", threads);
-    std::printf("threads per rank: %d\n\n", threads);
+    std::printf("threads per rank: %d, precision %s%s\n\n", threads, vm["precision"].as<std::string>().c_str(),
+                vm.count("channels-last") ? ", channels-last" : "");
     std::printf("| ranks | images_per_s | per_rank | scaling_efficiency |\n|---|---|---|---|\n");
     double base = 0;
     for (int n : ranks) {

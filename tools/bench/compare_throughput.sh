@@ -8,7 +8,7 @@
 #   DEVICE           cpu | cuda [cuda when torch sees a GPU]
 #   MODELS, BATCHES  what to measure ["simple_cnn resnet18", "32 128 512"]
 #   STEPS, WARMUP    timed and untimed steps per run [cuda: 100 and 20; cpu: 3 and 1]
-#   TUNED_PRECISION  bf16 | fp16 | fp32 for the tuned style [cuda: bf16; cpu: fp32]
+#   TUNED_PRECISION  bf16 | fp16 | fp32 for the tuned style and for fusetrain [cuda: bf16; cpu: fp32]
 #   DATA             a fusetrain-prep shard folder for the PyTorch input pipelines [synthetic images]
 #   WORKERS          coursework DataLoader processes [2]
 #   PYTORCH_ARGS     extra options for both PyTorch styles, e.g. --fixed-batch
@@ -50,7 +50,7 @@ rate() { echo "${1:-n/a}"; }
 fusetrain_rate() {  # model batch
   local log=$LOG_DIR/fusetrain-$1-$2.log
   "$FUSETRAIN_BIN" bench step --model "$1" --ranks 1 --batch "$2" --device "$DEVICE" \
-    --steps "$STEPS" --warmup "$WARMUP" > "$log" 2>&1 || true
+    --precision "$TUNED_PRECISION" --channels-last --steps "$STEPS" --warmup "$WARMUP" > "$log" 2>&1 || true
   rate "$(awk -F' *[|] *' '$2 == "1" { print $3 }' "$log")"
 }
 
@@ -74,8 +74,9 @@ echo
 echo "$device_name ($DEVICE), $(date -u '+%Y-%m-%d %H:%M UTC'), host $(hostname), fusetrain commit $commit," \
   "torch $("$PYTHON" -c 'import torch; print(torch.__version__)'); $STEPS timed steps after $WARMUP warm-up, 1 rank."
 echo
-echo "- fusetrain: \`fusetrain bench step --model M --ranks 1 --batch B --device $DEVICE --steps $STEPS" \
-  "--warmup $WARMUP\` (fp32, one fixed device-resident batch: model, gradient engine, SGD)"
+echo "- fusetrain: \`fusetrain bench step --model M --ranks 1 --batch B --device $DEVICE --precision" \
+  "$TUNED_PRECISION --channels-last --steps $STEPS --warmup $WARMUP\` (the tuned style's precision and" \
+  "memory format; one fixed device-resident batch: model, gradient engine, SGD)"
 echo "- coursework: \`pytorch_baseline.py --style coursework\` (fp32 eager, DataLoader with $WORKERS workers," \
   "per-sample CPU augmentation) on $images${PYTORCH_ARGS:+, with $PYTORCH_ARGS}"
 echo "- tuned: \`pytorch_baseline.py --style tuned --precision $TUNED_PRECISION $compile\` (device-resident" \

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `fusetrain bench step` on the CPU: a rate for 1 and 2 ranks in fp32, the same with channels-last, and
+# clear refusals of a precision that does not exist and of one the CPU does not train in.
+set -euo pipefail
+: "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}"
+work=$FUSETRAIN_TMP/bench_step
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# bench step launches its own mpirun (with --oversubscribe --bind-to none), not the tests' line.
+step() { env -u FUSETRAIN_MPIRUN "$FUSETRAIN_BIN/fusetrain" bench step --model simple_cnn --device cpu --batch 16 \
+  --steps 2 --warmup 1 "$@"; }
+
+step --ranks 1,2 | tee "$work/fp32.md"
+grep -q "^threads per rank: [0-9]*, precision fp32$" "$work/fp32.md" || fail "no fp32 header"
+for ranks in 1 2; do
+  awk -F' *[|] *' -v r="$ranks" '$2 == r && $3 + 0 > 0 { ok = 1 } END { exit !ok }' "$work/fp32.md" ||
+    fail "no images/s for $ranks rank(s) in fp32"
+done
+step --ranks 1 --channels-last | tee "$work/cl.md"
+grep -q "precision fp32, channels-last$" "$work/cl.md" || fail "no channels-last header"
+awk -F' *[|] *' '$2 == 1 && $3 + 0 > 0 { ok = 1 } END { exit !ok }' "$work/cl.md" || fail "no channels-last rate"
+
+if step --ranks 1 --precision fp8 > "$work/fp8.log" 2>&1; then fail "--precision fp8 was accepted"; fi
+grep -q "error: --precision: 'fp8' is not one of fp32|fp16|bf16|fp64" "$work/fp8.log" || { cat "$work/fp8.log"; fail "unclear fp8 error"; }
+grep -q "mpirun" "$work/fp8.log" && fail "an unknown precision reached mpirun"
+if step --ranks 1 --precision bf16 > "$work/bf16.log" 2>&1; then fail "bf16 on the CPU was accepted"; fi
+grep -q "error: --precision bf16 needs a CUDA device; use fp32 on CPU" "$work/bf16.log" ||
+  { cat "$work/bf16.log"; fail "unclear bf16 error"; }
+echo PASS
