@@ -19,6 +19,7 @@
 #include "comm/timeline.h"
 #include "models/network.h"
 #include "monitor/timer.h"
+#include "runtime/collective_timing.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
 #include "train/device_setup.h"

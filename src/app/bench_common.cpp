@@ -10,6 +10,7 @@
 #include "app/command_line.h"
 #include "config/choices.h"
 #include "monitor/timer.h"
+#include "runtime/collective_timing.h"
 #include "train/device_setup.h"
 
 namespace po = boost::program_options;

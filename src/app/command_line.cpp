@@ -26,12 +26,6 @@ bool parse_command_line(const boost::program_options::options_description& optio
   }
 }
 
-double median(std::vector<double> values) {
-  FT_CHECK(!values.empty(), "median of no values");
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 InputShape parse_image_shape(const std::string& text) {
   InputShape shape;
   char tail = 0;

@@ -1,5 +1,5 @@
 // Shared command-line plumbing of the subcommands: option parsing that reports errors one way, and the
-// small helpers the benchmarks have in common (median of timings, "CxHxW" image shapes).
+// "CxHxW" image shapes the benchmarks take.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -16,8 +16,6 @@ namespace ft {
 bool parse_command_line(const boost::program_options::options_description& options, int argc, char** argv,
                         boost::program_options::variables_map& vm, const char* command,
                         const boost::program_options::positional_options_description* positional = nullptr);
-
-double median(std::vector<double> values);
 
 // "3x32x32" -> channels 3, height 32, width 32 (classes keep their default); throws ft::Error otherwise.
 InputShape parse_image_shape(const std::string& text);

@@ -3,8 +3,6 @@
 // compiled into this binary and how to get it.
 #include "comm/backend.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -15,6 +13,7 @@
 #include "comm/mpi_hierarchical.h"
 #include "comm/span_staging.h"
 #include "comm/stall_inspector.h"
+#include "runtime/collective_timing.h"
 #include "runtime/world.h"
 #ifdef FUSETRAIN_WITH_GLOO
 #include "comm/gloo/gloo_backend.h"
@@ -96,17 +95,11 @@ void Backend::transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType
 
 namespace {
 
-// Median seconds of `backend`'s all-reduce of `buffer` (after one untimed), the maximum over ranks.
+// Median seconds of `backend`'s all-reduce of `buffer` (3 after one untimed), the maximum over ranks.
 double time_allreduce(const World& world, Backend& backend, std::vector<float>& buffer) {
-  std::vector<double> times;
-  for (int i = 0; i < 4; ++i) {
-    world.barrier();
-    const auto start = std::chrono::steady_clock::now();
+  return median_over_ranks_s(world, 1, 3, [&] {
     backend.allreduce(buffer.data(), buffer.size(), DType::kFloat32, nullptr);
-    if (i > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return world.allreduce_max(times[times.size() / 2]);
+  });
 }
 
 // The faster of the two on a gradient-sized buffer (16 MiB), the same choice on every rank: times are

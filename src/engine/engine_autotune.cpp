@@ -7,30 +7,21 @@
 #include <cstdio>
 #include <string>
 
+#include "runtime/collective_timing.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
 
 namespace ft {
 namespace {
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 double time_candidate(Backend& backend, const World& world, const std::vector<NamedTensor>& stand_ins,
                       const std::vector<at::Tensor>& grads, const GradientEngineOptions& options, int iterations) {
   GradientEngine engine(backend, world, stand_ins, options, /*install_hooks=*/false);
-  std::vector<double> times;
-  for (int i = 0; i <= iterations; ++i) {
-    world.barrier();
-    const auto start = std::chrono::steady_clock::now();
+  return median_over_ranks_s(world, 1, iterations, [&] {
     engine.prepare(true);
     for (std::size_t t = grads.size(); t-- > 0;) engine.submit(t, grads[t]);
     engine.finish();
-    if (i > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return world.allreduce_max(median(times));
+  });
 }
 
 }  // namespace
