@@ -75,19 +75,27 @@ gpu_reason() {
   fi
 }
 
-# train NAME RANKS CONFIG [--set ...]: one run into OUT/results/NAME.h5, skipped when that exists.
+# launch LABEL NAME RANKS CONFIG DIR LOG [--set ...]: one run into DIR/NAME.h5 with its output in LOG,
+# skipped when that file exists; a failed run stops the script with the log's last lines.
+launch() {
+  local label=$1 name=$2 ranks=$3 config=$4 dir=$5 log=$6
+  shift 6
+  [ ! -f "$dir/$name.h5" ] || { echo "$label: done earlier"; return 0; }
+  echo "$label: training on $ranks rank(s)"
+  # shellcheck disable=SC2086
+  if ! $launcher -n "$ranks" "$bin" train --config "$config" "$@" --set "output.dir=$dir" \
+      --set "output.name=$name" < /dev/null > "$log" 2>&1; then
+    echo "coursework.sh: $label failed; last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
+
+# train NAME RANKS CONFIG [--set ...]: one run into OUT/results/NAME.h5.
 train() {
   local name=$1 ranks=$2 config=$3
   shift 3
-  [ ! -f "$out/results/$name.h5" ] || { echo "$name: done earlier"; return 0; }
-  echo "$name: training on $ranks rank(s)"
-  # shellcheck disable=SC2086
-  if ! $launcher -n "$ranks" "$bin" train --config "$config" "$@" --set "output.dir=$out/results" \
-      --set "output.name=$name" < /dev/null > "$out/logs/$name.log" 2>&1; then
-    echo "coursework.sh: $name failed; last lines of $out/logs/$name.log:" >&2
-    tail -n 20 "$out/logs/$name.log" >&2
-    exit 1
-  fi
+  launch "$name" "$name" "$ranks" "$config" "$out/results" "$out/logs/$name.log" "$@"
 }
 
 # sweep STEM [--set ...]: plans configs/coursework/STEM.yaml into OUT/sweeps/STEM with `fusetrain sweep`
@@ -108,15 +116,7 @@ sweep() {
       IFS=$'\t' read -r -a overrides <<< "$rest"
       for o in "${overrides[@]}"; do sets+=(--set "$o"); done
     fi
-    [ -f "$results/$name.h5" ] && { echo "$stem/$name: done earlier"; continue; }
-    echo "$stem/$name: training on $ranks rank(s)"
-    # shellcheck disable=SC2086
-    if ! $launcher -n "$ranks" "$bin" train --config "$config" "${sets[@]}" --set "output.dir=$results" \
-        --set "output.name=$name" < /dev/null > "$dir/logs/$name.log" 2>&1; then
-      echo "coursework.sh: $stem/$name failed; last lines of $dir/logs/$name.log:" >&2
-      tail -n 20 "$dir/logs/$name.log" >&2
-      exit 1
-    fi
+    launch "$stem/$name" "$name" "$ranks" "$config" "$results" "$dir/logs/$name.log" ${sets[@]+"${sets[@]}"}
   done 3< "$dir/points.tsv"
 }
 
