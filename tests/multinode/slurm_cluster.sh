@@ -6,6 +6,7 @@
 #                      pmix plugin), waits until every node is idle, exports SLURM_CONF
 # mslurm CMD...        runs a client command (sbatch, scontrol, squeue, ...) on the head
 # mslurm_wait JOB S    waits up to S seconds until JOB has ended; prints its state
+# mslurm_release JOB   releases the requeued JOB (cluster_release of tests/slurm/local_cluster.sh)
 # mslurm_stop          cancels the jobs and stops the daemons; safe twice and from a trap (netns_down kills
 #                      whatever is left in the namespaces)
 # The same Slurm settings as tests/slurm/local_cluster.sh (Debian 12, Slurm 22.05, auth/none + cred/none).
@@ -75,4 +76,10 @@ mslurm_wait() {
   # shellcheck disable=SC2034  # read by cluster_wait
   local cluster_client=(mslurm)
   cluster_wait "$@"
+}
+
+mslurm_release() {
+  # shellcheck disable=SC2034  # read by cluster_release
+  local cluster_client=(mslurm)
+  cluster_release "$@"
 }

@@ -15,10 +15,7 @@ source "$here/lib.sh"
 mn_start slurm 2
 finish() {
   local status=$?
-  if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
-    echo "--- job log and daemon logs (test failed with status $status)"
-    tail -n 40 "$WORK"/*.out "$WORK"/cluster/log/*.log 2>/dev/null || true
-  fi
+  cluster_report_failure "$status" "$WORK"
   mslurm_stop
   netns_down
   exit "$status"
@@ -50,10 +47,7 @@ mslurm scancel --batch --signal=USR1 "$job"
 echo "sent SIGUSR1 to the batch script of job $job"
 for _ in $(seq 240); do grep -q "checkpointed (exit 75); requeueing" "$log" && break; sleep 0.5; done
 grep -q "checkpointed (exit 75); requeueing" "$log" || mn_fail "no checkpoint and requeue"
-# slurmctld holds a requeued job for about two minutes before it is eligible again: release it sooner,
-# but not within the second slurmd revoked the old credential, or it refuses the launch ("credential revoked").
-for _ in $(seq 60); do mslurm scontrol show job "$job" -o | grep -q "JobState=PENDING" && break; sleep 1; done
-mslurm scontrol update JobId="$job" StartTime=now+3
+mslurm_release "$job"
 
 mslurm_wait "$job" 600
 mslurm scontrol show job "$job" -o | grep -q "JobState=COMPLETED" || mn_fail "job $job did not complete"

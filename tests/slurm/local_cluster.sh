@@ -6,6 +6,7 @@
 # cluster_stop        cancels the jobs, then stops both daemons; safe to call twice and from an EXIT trap
 # cluster_wait JOB S  waits up to S seconds until every task of JOB has ended; prints their states
 # slurm_conf_settings DIR  the slurm.conf settings shared with tests/multinode/slurm_cluster.sh
+# cluster_release JOB, cluster_report_failure STATUS DIR: see below
 # Found on Debian 12 (Slurm 22.05): auth/none + cred/none work for root; the pmix plugin (mpi_pmix_v4) starts
 # Open MPI 4.1 ranks; Debian's Open MPI has no PMI-2 client, so the fallback is mpirun inside the allocation.
 # shellcheck shell=bash
@@ -104,6 +105,25 @@ cluster_stop() {
   for pid in "${cluster_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${cluster_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   cluster_pids=()
+}
+
+# cluster_report_failure STATUS DIR: after a test that failed (STATUS neither 0 nor 77), the job logs DIR/*.out
+# and the daemons' logs DIR/cluster/log/*.log.
+cluster_report_failure() {
+  local status=$1 dir=$2
+  if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
+    echo "--- job log and daemon logs (test failed with status $status)"
+    tail -n 40 "$dir"/*.out "$dir"/cluster/log/*.log 2>/dev/null || true
+  fi
+}
+
+# cluster_release JOB: once the requeued JOB is pending, makes it eligible 3 s later instead of after
+# slurmctld's hold of about two minutes; not within the second slurmd revoked the old credential, or it
+# refuses the launch ("credential revoked").
+cluster_release() {
+  local job=$1
+  for _ in $(seq 60); do "${cluster_client[@]}" scontrol show job "$job" -o | grep -q "JobState=PENDING" && break; sleep 1; done
+  "${cluster_client[@]}" scontrol update JobId="$job" StartTime=now+3
 }
 
 cluster_wait() {

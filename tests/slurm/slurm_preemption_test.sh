@@ -40,11 +40,7 @@ if [ "$status" -ne 75 ] || [ ! -f "$work/runs/probe.ckpt" ]; then
 fi
 
 finish() {
-  local status=$?
-  if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
-    echo "--- job log and daemon logs (test failed with status $status)"
-    tail -n 40 "$work"/*.out "$work"/cluster/log/*.log 2>/dev/null || true
-  fi
+  cluster_report_failure $? "$work"
   cluster_stop
 }
 trap finish EXIT
@@ -64,10 +60,7 @@ scancel --batch --signal=USR1 "$job"
 echo "sent SIGUSR1 to the batch script of job $job"
 for _ in $(seq 240); do grep -q "checkpointed (exit 75); requeueing" "$log" && break; sleep 0.5; done
 grep -q "checkpointed (exit 75); requeueing" "$log" || { echo "FAIL: no checkpoint and requeue"; exit 1; }
-# slurmctld holds a requeued job for about two minutes before it is eligible again: release it sooner,
-# but not within the second slurmd revoked the old credential, or it refuses the launch ("credential revoked").
-for _ in $(seq 60); do scontrol show job "$job" -o | grep -q "JobState=PENDING" && break; sleep 1; done
-scontrol update JobId="$job" StartTime=now+3
+cluster_release "$job"
 
 cluster_wait "$job" 600
 scontrol show job "$job" -o | grep -q "JobState=COMPLETED" || { echo "FAIL: job $job did not complete"; exit 1; }

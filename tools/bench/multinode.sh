@@ -24,6 +24,14 @@ trap netns_down EXIT
 # hosts N K: "node1:K,node2:K,...,nodeN:K"
 hosts() { seq "$1" | sed "s/^/node/; s/\$/:$2/" | paste -sd,; }
 
+# bench_allreduce LOG HOSTS RANKS ARGS...: one ResNet-18 bench allreduce on the CPU from node1, output in LOG.
+bench_allreduce() {
+  local log=$1 hosts=$2 ranks=$3
+  shift 3
+  mn_mpirun node1 "$hosts" "$ranks" "$FT" bench allreduce --model resnet18 --device cpu \
+    --iterations "${ITERATIONS:-10}" "$@" > "$log" 2>&1 || { tail -n 20 "$log"; mn_fail "bench allreduce failed (see $log)"; }
+}
+
 # row LAYOUT ALGORITHM RUN LOG: the table row of one bench allreduce log (bound and ratio only with a bound).
 row() {
   awk -v layout="$1" -v a="$2" -v run="$3" -F'|' '
@@ -40,16 +48,13 @@ allreduce() {
   for run in $(seq "${REPEATS:-3}"); do
     for algorithm in flat hierarchical; do
       log=$FUSETRAIN_TMP/allreduce-${nodes}x$per_node-$algorithm-$run.log
-      mn_mpirun node1 "$(hosts "$nodes" "$per_node")" $((nodes * per_node)) "$FT" bench allreduce --model resnet18 \
-        --device cpu --allreduce "$algorithm" --link-gbit "$gbit" --iterations "${ITERATIONS:-10}" > "$log" 2>&1 ||
-        { tail -n 20 "$log"; mn_fail "bench allreduce failed (see $log)"; }
+      bench_allreduce "$log" "$(hosts "$nodes" "$per_node")" $((nodes * per_node)) --allreduce "$algorithm" \
+        --link-gbit "$gbit"
       row "$nodes x $per_node" "$algorithm" "$run" "$log"
     done
     # The same ranks on one node: no network, the machine's own speed for this many ranks.
     log=$FUSETRAIN_TMP/allreduce-1x$((nodes * per_node))-$run.log
-    mn_mpirun node1 "node1:$((nodes * per_node))" $((nodes * per_node)) "$FT" bench allreduce --model resnet18 \
-      --device cpu --allreduce flat --iterations "${ITERATIONS:-10}" > "$log" 2>&1 ||
-      { tail -n 20 "$log"; mn_fail "bench allreduce failed (see $log)"; }
+    bench_allreduce "$log" "node1:$((nodes * per_node))" $((nodes * per_node)) --allreduce flat
     row "1 x $((nodes * per_node))" "flat, no network" "$run" "$log"
   done
   netns_down
@@ -63,9 +68,8 @@ autotune() {
   for run in $(seq "${REPEATS:-3}"); do
     for tuned in "" --autotune; do
       log=$FUSETRAIN_TMP/autotune-2x$per_node-${tuned:-default}-$run.log
-      mn_mpirun node1 "$(hosts 2 "$per_node")" $((2 * per_node)) "$FT" bench allreduce --model resnet18 --device cpu \
-        --allreduce flat --link-gbit "$gbit" --iterations "${ITERATIONS:-10}" $tuned > "$log" 2>&1 ||
-        { tail -n 20 "$log"; mn_fail "bench allreduce failed (see $log)"; }
+      # shellcheck disable=SC2086  # $tuned is empty or one option
+      bench_allreduce "$log" "$(hosts 2 "$per_node")" $((2 * per_node)) --allreduce flat --link-gbit "$gbit" $tuned
       row "2 x $per_node" "flat, $(sed -n 's/^all-reduce of .* buckets (\(.*\)), median.*/\1/p' "$log")${tuned:+ (autotuned)}" \
         "$run" "$log"
     done
