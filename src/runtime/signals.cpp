@@ -3,7 +3,10 @@
 #include "runtime/signals.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <initializer_list>
+
+#include "runtime/error.h"
 
 namespace ft {
 namespace {
@@ -20,6 +23,20 @@ void install_stop_handlers() {
 }
 
 int stop_requested() { return g_stop_signal; }
+
+int stop_requested_after(std::int64_t completed_steps) {
+  static const std::int64_t stop_at = [] {
+    const char* text = std::getenv("FUSETRAIN_TEST_STOP_AT_STEP");
+    if (text == nullptr || *text == '\0') return std::int64_t{-1};
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    FT_REQUIRE(*end == '\0' && value > 0, "FUSETRAIN_TEST_STOP_AT_STEP must be a positive step count, got '",
+               text, "'");
+    return static_cast<std::int64_t>(value);
+  }();
+  if (g_stop_signal != 0) return g_stop_signal;
+  return completed_steps == stop_at ? SIGUSR1 : 0;
+}
 void clear_stop_request() { g_stop_signal = 0; }
 
 }  // namespace ft

@@ -2,6 +2,8 @@
 // the training loop polls between steps; it then checkpoints and exits with kExitResumable.
 #pragma once
 
+#include <cstdint>
+
 namespace ft {
 
 // Exit status meaning "checkpointed on request, start me again to resume" (EX_TEMPFAIL).
@@ -10,6 +12,9 @@ constexpr int kExitResumable = 75;
 void install_stop_handlers();
 // The signal number that asked to stop, or 0.
 int stop_requested();
+// stop_requested(), or SIGUSR1 when the test aid FUSETRAIN_TEST_STOP_AT_STEP=N is set and exactly N
+// optimizer steps of the run are done: tests stop a run at a chosen step instead of racing a signal.
+int stop_requested_after(std::int64_t completed_steps);
 // Forgets a handled request, for callers that continue in the same process after checkpointing.
 void clear_stop_request();
 

@@ -384,7 +384,7 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
 // the same step. Reading the loss flag synchronises a GPU, so there it is read every 50 steps.
 void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
   const bool read_flag = !device_.is_cuda() || (step + 1) % 50 == 0;
-  double flags[2] = {static_cast<double>(stop_requested()),
+  double flags[2] = {static_cast<double>(stop_requested_after(global_step_ + 1)),
                      read_flag ? static_cast<double>(sums.first_bad.item<std::int64_t>()) : -1.0};
   {
     const CollectiveLabel label("stop and loss flags");
