@@ -2,7 +2,6 @@
 // them) with our position, history and RNG state beside them; the file appears only once complete.
 #include "train/checkpoint.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
@@ -10,16 +9,13 @@
 #include <torch/optim/sgd.h>
 #include <torch/serialize/archive.h>
 
-#ifdef FUSETRAIN_WITH_CUDA
-#include <ATen/cuda/CUDAGeneratorImpl.h>
-#endif
-
 #include <sstream>
 
 #include "config/fingerprint.h"
 #include "io/atomic_file.h"
 #include "runtime/error.h"
 #include "train/precision.h"
+#include "train/rank_streams.h"
 
 namespace ft {
 namespace {
@@ -146,26 +142,20 @@ TrainingPosition read_position(torch::serialize::InputArchive& archive) {
   return p;
 }
 
-void read_generators(torch::serialize::InputArchive& archive, const at::Device& device) {
-  at::Generator cpu_generator = at::detail::getDefaultCPUGenerator();
-  cpu_generator.set_state(read_tensor(archive, "rng_cpu").to(at::kCPU));
-#ifdef FUSETRAIN_WITH_CUDA
-  // A checkpoint of a CPU run has no CUDA generator state: the device's generator keeps its seed.
-  at::Tensor cuda_state;
-  if (device.is_cuda() && archive.try_read("rng_cuda", cuda_state)) {
-    at::Generator generator = at::cuda::detail::getDefaultCUDAGenerator(device.index());
-    generator.set_state(cuda_state.to(at::kCPU));
-  }
-#else
-  (void)device;
-#endif
+// This rank's generators; a checkpoint from before per-rank streams holds rank 0's only ("rng_cpu").
+void read_generators(torch::serialize::InputArchive& archive, const at::Device& device, int rank) {
+  GeneratorState state;
+  if (!archive.try_read(cat("rng_cpu_rank", rank), state.cpu)) state.cpu = read_tensor(archive, "rng_cpu");
+  if (!archive.try_read(cat("rng_cuda_rank", rank), state.cuda)) archive.try_read("rng_cuda", state.cuda);
+  restore_generators(state, device);
 }
 
 }  // namespace
 
 void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                      torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& p,
-                     const at::Device& device, const std::vector<at::Tensor>& extra) {
+                     const at::Device& device, const std::vector<at::Tensor>& extra,
+                     const std::vector<GeneratorState>& rank_generators) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive optimizer_archive;
   write_model(archive, network);
@@ -179,14 +169,14 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   archive.write("history", history_tensor(p.history));
   archive.write("scaler_scale", scaler.scale_state().to(at::kCPU));
   archive.write("scaler_growth", scaler.growth_state().to(at::kCPU));
-  archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
+  const std::vector<GeneratorState> generators =
+      rank_generators.empty() ? std::vector<GeneratorState>{capture_generators(device)} : rank_generators;
+  for (std::size_t r = 0; r < generators.size(); ++r) {
+    archive.write(cat("rng_cpu_rank", r), generators[r].cpu);
+    if (generators[r].cuda.defined()) archive.write(cat("rng_cuda_rank", r), generators[r].cuda);
+  }
   archive.write("extra_count", at::tensor({static_cast<std::int64_t>(extra.size())}, at::kLong));
   for (std::size_t i = 0; i < extra.size(); ++i) archive.write(cat("extra_", i), extra[i].detach().to(at::kCPU));
-#ifdef FUSETRAIN_WITH_CUDA
-  if (device.is_cuda()) archive.write("rng_cuda", at::cuda::detail::getDefaultCUDAGenerator(device.index()).get_state());
-#else
-  (void)device;
-#endif
   // Serialise in memory, then write with checked system calls: LibTorch's file writer throws from a
   // destructor when the disk fills, which would terminate the process.
   std::ostringstream bytes;
@@ -202,7 +192,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
 // way round), then copied or moved to where this run keeps it.
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                                  torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
-                                 const std::vector<at::Tensor>& extra) {
+                                 const std::vector<at::Tensor>& extra, int rank) {
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, at::Device(at::kCPU));
@@ -226,7 +216,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     at::NoGradGuard no_grad;
     for (std::size_t i = 0; i < extra.size(); ++i) extra[i].copy_(read_tensor(archive, cat("extra_", i)));
   }
-  read_generators(archive, device);
+  read_generators(archive, device, rank);
   return p;
 }
 

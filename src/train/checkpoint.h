@@ -10,6 +10,7 @@
 
 #include "models/network.h"
 #include "results/run_record.h"
+#include "train/rank_streams.h"
 
 namespace ft {
 
@@ -27,11 +28,14 @@ struct TrainingPosition {
 
 // `fingerprint` identifies the run (resolved config without train.epochs); a mismatch on load is an error.
 // `extra`: further training state (e.g. lookahead's slow weights), saved and restored in place.
+// `rank_generators`: every rank's random streams in rank order (default: this process's, as rank 0's);
+// load_checkpoint restores those of `rank`.
 void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                      torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& position,
-                     const at::Device& device, const std::vector<at::Tensor>& extra = {});
+                     const at::Device& device, const std::vector<at::Tensor>& extra = {},
+                     const std::vector<GeneratorState>& rank_generators = {});
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                                  torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
-                                 const std::vector<at::Tensor>& extra = {});
+                                 const std::vector<at::Tensor>& extra = {}, int rank = 0);
 
 }  // namespace ft

@@ -6,17 +6,19 @@
 #include <utility>
 
 #include "io/paths.h"
+#include "runtime/world.h"
+#include "train/rank_streams.h"
 
 namespace ft {
 
-Resume::Resume(std::string path, std::string fingerprint, int rank, CheckpointedState state)
-    : path_(std::move(path)), fingerprint_(std::move(fingerprint)), rank_(rank), state_(std::move(state)) {}
+Resume::Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state)
+    : path_(std::move(path)), fingerprint_(std::move(fingerprint)), world_(world), state_(std::move(state)) {}
 
 TrainingPosition Resume::start() {
   if (path_.empty() || !paths::exists(path_)) return {};
   const TrainingPosition position = load_checkpoint(path_, fingerprint_, state_.network, state_.optimizer,
-                                                    state_.scaler, state_.device, state_.extra);
-  if (rank_ == 0) {
+                                                    state_.scaler, state_.device, state_.extra, world_.rank());
+  if (world_.rank() == 0) {
     std::printf("resuming from %s at epoch %d, step %lld\n", path_.c_str(), position.epoch,
                 static_cast<long long>(position.step));
     std::fflush(stdout);
@@ -25,9 +27,11 @@ TrainingPosition Resume::start() {
 }
 
 void Resume::save(const TrainingPosition& position) {
-  if (path_.empty() || rank_ != 0) return;
+  if (path_.empty()) return;
+  const std::vector<GeneratorState> generators = gather_generators(world_, state_.device);
+  if (world_.rank() != 0) return;
   save_checkpoint(path_, fingerprint_, state_.network, state_.optimizer, state_.scaler, position, state_.device,
-                  state_.extra);
+                  state_.extra, generators);
 }
 
 }  // namespace ft

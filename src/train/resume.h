@@ -14,6 +14,8 @@
 
 namespace ft {
 
+class World;
+
 // The live training state a checkpoint captures; references, owned by the trainer.
 struct CheckpointedState {
   Network& network;
@@ -26,16 +28,16 @@ struct CheckpointedState {
 class Resume {
  public:
   // `path` "" disables checkpoints; `fingerprint` identifies the run (config/fingerprint.h).
-  Resume(std::string path, std::string fingerprint, int rank, CheckpointedState state);
+  Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state);
   // Every rank: the position to continue from, restoring the state from the checkpoint when it exists.
   TrainingPosition start();
-  // Rank 0 writes the checkpoint (atomically); the others return at once.
+  // Collective: every rank's random streams are gathered, then rank 0 writes the checkpoint (atomically).
   void save(const TrainingPosition& position);
   const std::string& path() const { return path_; }
 
  private:
   std::string path_, fingerprint_;
-  int rank_;
+  const World& world_;
   CheckpointedState state_;
 };
 
