@@ -277,6 +277,10 @@ std::vector<Option> option_table(Config& c) {
            at_least(0));
   b.choice("train.tta", &c.train.tta,
            "test-time augmentation: average the logits over flips (and 1-pixel translations)");
+  b.number("train.loss_check_every", &c.train.loss_check_every,
+           "optimizer steps between checks for a non-finite training loss (reading the flag synchronises a GPU); "
+           "0 = every step on CPUs, every 50 on GPUs. A stop request always checks before it saves",
+           at_least(0));
   b.flag("train.cudnn", &c.train.cudnn,
          "use cuDNN for ATen convolutions on GPUs (false: ATen's native CUDA kernels, for the conv+ReLU study)");
 

@@ -97,6 +97,7 @@ struct TrainConfig {
   int lookahead_every = 0;      // steps between lookahead pulls towards slow weights (0 = off)
   Tta tta = Tta::none;          // test-time augmentation
   bool cudnn = true;            // false: ATen convolutions avoid cuDNN (native CUDA kernels)
+  int loss_check_every = 0;     // optimizer steps between reads of the non-finite-loss flag (0 = auto)
 };
 
 struct DistributedConfig {
