@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/DeviceAccelerator.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -99,10 +100,19 @@ struct FusedConvReLUFunction : public torch::autograd::Function<FusedConvReLUFun
   }
 };
 
+// Under autocast the layer runs in float32, as autocast's float32 operations do (the kernel and its CPU
+// reference take float32): half or bfloat16 tensors are cast up, so the layer's output is float32 and the
+// next layer casts down again. Outside autocast the dtypes must already agree.
+at::Tensor autocast_to_float(const at::Tensor& t) {
+  if (!t.defined() || (t.scalar_type() != at::kHalf && t.scalar_type() != at::kBFloat16)) return t;
+  return at::autocast::is_autocast_enabled(t.device().type()) ? t.to(at::kFloat) : t;
+}
+
 }  // namespace
 
-at::Tensor fused_conv_relu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+at::Tensor fused_conv_relu(const at::Tensor& x_in, const at::Tensor& weight_in, const at::Tensor& bias_in,
                            at::IntArrayRef stride, at::IntArrayRef padding) {
+  const at::Tensor x = autocast_to_float(x_in), weight = autocast_to_float(weight_in), bias = autocast_to_float(bias_in);
   FT_REQUIRE(x.dim() == 4 && weight.dim() == 4, "fused conv+ReLU: input and weight must be 4-d (NCHW, OIHW), not ",
              x.sizes(), " and ", weight.sizes());
   FT_REQUIRE(x.size(1) == weight.size(1), "fused conv+ReLU: input has ", x.size(1), " channels, the weight expects ",

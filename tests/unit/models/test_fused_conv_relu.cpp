@@ -11,6 +11,7 @@
 #include "models/conv_relu_block.h"
 #include "models/fused_conv_relu.h"
 #include "runtime/error.h"
+#include "train/precision.h"
 
 namespace ft {
 namespace {
@@ -152,6 +153,57 @@ TEST(FusedConvReLUModel, SimpleCnnGivesTheSameLogitsWithEitherKernel) {
   fused_net->eval();
   const at::Tensor x = at::randn({2, 3, 32, 32});
   EXPECT_TRUE(at::allclose(fused_net->forward(x), aten->forward(x), 1e-4, 1e-5));
+}
+
+// Mixed precision: a batch norm under autocast hands the fused layer bfloat16 activations while its
+// weights stay float32. The layer follows autocast's float32 policy: it runs, returns float32 close to
+// the float32 result, and its float32 weights get float32 gradients.
+TEST(FusedConvReLUModel, FollowsAutocastWithHalfInputsAndFloatWeights) {
+  at::manual_seed(9);
+  const Case& c = kCases[0];
+  const Inputs in = make_inputs(c, at::kFloat);
+  const at::Tensor expected = fused(in, c).detach();
+  at::Tensor y;
+  {
+    AutocastScope autocast(at::Device(at::kCPU), at::kBFloat16);
+    const at::Tensor half_x = in.x.to(at::kBFloat16);  // what a layer before it returns under autocast
+    y = fused_conv_relu(half_x, in.w, in.b, c.stride, c.padding);
+  }
+  EXPECT_EQ(y.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::allclose(y.detach(), expected, 0.05, 0.05)) << (y.detach() - expected).abs().max();
+  const auto grads = gradients(y, in, at::randn_like(expected));
+  EXPECT_EQ(grads[1].scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::isfinite(grads[1]).all().item<bool>());
+  // Outside autocast a dtype mix is still refused.
+  EXPECT_THROW(fused_conv_relu(in.x.to(at::kBFloat16), in.w, in.b, c.stride, c.padding), Error);
+}
+
+// A conv_stack with a batch norm before a fused layer trains a step under bf16 autocast.
+TEST(FusedConvReLUModel, ConvStackWithBatchNormTrainsUnderAutocast) {
+  at::manual_seed(10);
+  ModelConfig config;
+  config.name = ModelName::conv_stack;
+  config.conv_relu = ConvReluKernel::fused;
+  LayerSpec conv, bn, relu, flatten, linear;
+  conv.type = LayerType::conv;
+  conv.out = 4;
+  bn.type = LayerType::bn;
+  relu.type = LayerType::relu;
+  flatten.type = LayerType::flatten;
+  linear.type = LayerType::linear;
+  config.layers = {conv, bn, relu, conv, relu, flatten, linear};
+  auto net = make_network(config, {3, 8, 8, 3});
+  at::Tensor loss;
+  {
+    AutocastScope autocast(at::Device(at::kCPU), at::kBFloat16);
+    loss = at::cross_entropy_loss(net->forward(at::randn({4, 3, 8, 8})).to(at::kFloat), at::tensor({0, 1, 2, 0}, at::kLong));
+  }
+  loss.backward();
+  for (const auto& p : net->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+    EXPECT_EQ(p.grad().scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::isfinite(p.grad()).all().item<bool>());
+  }
 }
 
 TEST(FusedConvReLUModel, CudaKernelEqualsConv2dRelu) {
