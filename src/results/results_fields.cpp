@@ -72,6 +72,8 @@ const FieldGroup<RankRecord>& rank_fields() {
       FT_FIELD_AS(RankRecord, "comm_wait_s", phase_s[3], "seconds waiting for gradient communication"),
       FT_FIELD_AS(RankRecord, "optimizer_s", phase_s[4], "seconds in the optimizer step"),
       FT_FIELD_AS(RankRecord, "eval_s", phase_s[5], "seconds evaluating the test slice"),
+      FT_FIELD(RankRecord, phase_clock,
+               "clock of the phase times: host (steady clock; CPUs) or cuda_events (events on the compute stream)"),
       FT_FIELD(RankRecord, train_loss, "final epoch's training loss on this rank's slice"),
       FT_FIELD(RankRecord, train_acc, "final epoch's training accuracy on this rank's slice, in [0,1]"),
   }};

@@ -22,6 +22,7 @@ struct RankRecord {
   std::string hostname, device;
   int local_rank = 0;                  // rank among the ranks of its node (picks the node's GPU)
   std::array<double, kRankPhases> phase_s{};
+  std::string phase_clock;             // what timed phase_s: host (steady clock) or cuda_events (stream)
   std::int64_t peak_memory_bytes = 0;
   std::int64_t train_images = 0;       // images in this rank's slice
   std::int64_t allreduce_bytes = 0;

@@ -18,6 +18,7 @@
 #include "data/sampler.h"
 #include "monitor/memory.h"
 #include "monitor/op_profiler.h"
+#include "monitor/phase_clock.h"
 #include "runtime/error.h"
 #include "runtime/signals.h"
 #include "runtime/world.h"
@@ -26,6 +27,7 @@
 #include "history/history.h"
 #include "train/lookahead.h"
 #include "train/optimizer.h"
+#include "train/rank_streams.h"
 #include "train/resume.h"
 #include "train/scheduler.h"
 
@@ -73,7 +75,7 @@ struct Trainer::State {
   AugmentParams train_params, test_params;
   EvalOptions eval_options;
   std::int64_t steps_per_epoch = 0, images_per_epoch = 0;
-  PhaseTimes phases;
+  std::unique_ptr<PhaseClock> clock;  // per-phase times: host clock on CPUs, CUDA events on GPUs
   double lr = 0;  // of the last step
 };
 
@@ -178,6 +180,8 @@ void Trainer::build_replica() {
     at::NoGradGuard no_grad;
     network_->initialize_from_data(s.train->batch(idx, plain, 0, s.param_dtype, false).first);
   }
+  // Every replica starts from rank 0's weights (below) but draws its own dropout masks from here on.
+  seed_rank_streams(config_.train.seed, world_.rank());
   if (config_.precision.channels_last) {
     at::NoGradGuard no_grad;
     for (auto& p : network_->parameters())
@@ -257,13 +261,14 @@ void Trainer::plan_steps() {
     s.lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, s.steps_per_epoch * c.train.epochs);
     extra = s.lookahead->slow();
   }
-  s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(c, world_.size()), world_.rank(),
+  s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(c, world_.size()), world_,
                                       CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra});
   s.profiler = std::make_unique<OpProfiler>(c.profile, world_.rank(), device_.is_cuda());
   out_.rank.hostname = world_.hostname();
   out_.rank.device = device_name(device_);
   out_.rank.local_rank = world_.local_rank();
   out_.rank.train_images = s.train->size();
+  s.clock = make_phase_clock(device_);
   reset_peak_memory(device_);
 }
 
@@ -277,9 +282,12 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   s.train_params.epoch = epoch;
   s.lr = 0;
   const bool resumed = epoch == start.epoch;
+  // A checkpoint holds the interrupted epoch's sums over all ranks: rank 0 carries them on (its own-slice
+  // figures of that epoch then include the other ranks' part before the stop).
+  const bool carries = resumed && world_.rank() == 0;
   const auto opts = at::TensorOptions().device(device_);
-  EpochSums sums{at::full({1}, resumed ? start.loss_sum : 0.0, opts.dtype(at::kDouble)),
-                 at::full({1}, resumed ? start.correct : 0, opts.dtype(at::kLong)),
+  EpochSums sums{at::full({1}, carries ? start.loss_sum : 0.0, opts.dtype(at::kDouble)),
+                 at::full({1}, carries ? start.correct : 0, opts.dtype(at::kLong)),
                  at::full({1}, -1, opts.dtype(at::kLong))};
   for (std::int64_t step = resumed ? start.step : 0; step < s.steps_per_epoch; ++step, ++global_step_) {
     train_step(epoch, step, indices, sums);
@@ -319,10 +327,10 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
   for (int micro = 0; micro < accumulation; ++micro)
     forward_backward(epoch, step * accumulation + micro, micro == accumulation - 1, indices, sums);
 
-  Stopwatch phase;
+  s.clock->begin();
   s.engine->finish();
-  s.phases.add(Phase::kCommWait, phase.seconds());
-  phase.reset();
+  s.clock->end(Phase::kCommWait);
+  s.clock->begin();
   {
     const TimelineSpan span(timeline_, "optimizer", "compute");
     if (s.scaler->unscale(s.parameters))
@@ -332,7 +340,7 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
     s.scaler->update();
   }
   if (s.lookahead) s.lookahead->after_step(global_step_ + 1);
-  s.phases.add(Phase::kOptimizer, phase.seconds());
+  s.clock->end(Phase::kOptimizer);
   s.profiler->step();
   const int verify = config_.distributed.verify_replicas;
   if (verify > 0 && (global_step_ + 1) % verify == 0) check_replicas(s.parameters, world_, global_step_ + 1);
@@ -343,13 +351,13 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
 void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums) {
   auto& s = *state_;
   const std::int64_t batch = config_.data.batch_size;
-  Stopwatch phase;
+  s.clock->begin();
   const auto rows = indices.narrow(0, slot * batch, batch);
   auto [x, y] = s.train->batch(rows, s.train_params, draw_position(epoch, slot, batch, world_.rank(), world_.size()),
                                s.param_dtype, config_.precision.channels_last);
-  s.phases.add(Phase::kData, phase.seconds());
+  s.clock->end(Phase::kData);
 
-  phase.reset();
+  s.clock->begin();
   at::Tensor loss, logits;
   {
     const TimelineSpan span(timeline_, "forward", "compute");
@@ -368,22 +376,25 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
       sums.first_bad = at::where(bad, at::full_like(sums.first_bad, global_step_), sums.first_bad);
     }
   }
-  s.phases.add(Phase::kForward, phase.seconds());
+  s.clock->end(Phase::kForward);
 
-  phase.reset();
+  s.clock->begin();
   s.engine->prepare(last);
   {
     const TimelineSpan span(timeline_, "backward", "compute");
     const double share = 1.0 / (static_cast<double>(config_.train.accumulation_steps) * world_.size());
     s.scaler->scale(loss * share).backward();
   }
-  s.phases.add(Phase::kBackward, phase.seconds());
+  s.clock->end(Phase::kBackward);
 }
 
 // Stop requests (SIGUSR1/SIGTERM/SIGINT on any rank) and non-finite losses are agreed by every rank at
-// the same step. Reading the loss flag synchronises a GPU, so there it is read every 50 steps.
+// the same step. Reading the loss flag synchronises a GPU, so there it is read every 50 steps by default
+// (train.loss_check_every); a stop reads it whatever the cadence, so a run that diverged since the last
+// read fails instead of overwriting the last good checkpoint with its broken weights.
 void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
-  const bool read_flag = !device_.is_cuda() || (step + 1) % 50 == 0;
+  const int every = config_.train.loss_check_every > 0 ? config_.train.loss_check_every : device_.is_cuda() ? 50 : 1;
+  const bool read_flag = (step + 1) % every == 0;
   double flags[2] = {static_cast<double>(stop_requested_after(global_step_ + 1)),
                      read_flag ? static_cast<double>(sums.first_bad.item<std::int64_t>()) : -1.0};
   {
@@ -392,10 +403,20 @@ void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
   }
   require_finite_loss(flags[1], epoch);
   if (flags[0] <= 0) return;
+  if (!read_flag) {
+    const CollectiveLabel label("loss flag before a checkpoint");
+    require_finite_loss(world_.allreduce_max(static_cast<double>(sums.first_bad.item<std::int64_t>())), epoch);
+  }
   synchronize(device_);
+  // The interrupted epoch's partial sums are stored over all ranks; a resumed rank 0 starts from them.
+  double partial[2] = {sums.loss_sum.item<double>(), static_cast<double>(sums.correct.item<std::int64_t>())};
+  {
+    const CollectiveLabel label("partial epoch metrics");
+    world_.allreduce_sum(partial, 2);
+  }
   const std::string& checkpoint = state_->resume->path();
-  state_->resume->save({epoch, step + 1, global_step_ + 1, sums.loss_sum.item<double>(),
-                        sums.correct.item<std::int64_t>(), out_.summary.skipped_steps, out_.epochs});
+  state_->resume->save({epoch, step + 1, global_step_ + 1, partial[0], static_cast<std::int64_t>(partial[1]),
+                        out_.summary.skipped_steps, out_.epochs});
   throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
                         checkpoint.empty() ? std::string(" (no checkpoint requested)")
                                            : cat("; checkpoint ", checkpoint)));
@@ -411,9 +432,9 @@ void Trainer::require_finite_loss(double first_bad_step, int epoch) const {
 void Trainer::evaluate_into(EpochRecord& record) {
   if (record.epoch % config_.train.eval_every != 0 && record.epoch != config_.train.epochs) return;
   auto& s = *state_;
-  Stopwatch clock;
+  s.clock->begin();
   const auto result = evaluate(*network_, *s.test, s.test_params, s.eval_options, world_);
-  s.phases.add(Phase::kEval, clock.seconds());
+  s.clock->end(Phase::kEval);
   record.test_loss = result.loss;
   record.test_acc = result.accuracy;
   record.evaluated = true;
@@ -443,13 +464,15 @@ void Trainer::summarise(const Stopwatch& wall, const Stopwatch& training, std::s
     if (e.evaluated && e.test_acc > summary.best_test_acc) summary.best_test_acc = e.test_acc, summary.best_epoch = e.epoch;
     if (e.evaluated) summary.final_test_acc = e.test_acc, summary.final_test_loss = e.test_loss;
   }
-  const double eval_time = world_.allreduce_max(s.phases[Phase::kEval]);
+  const PhaseTimes& phases = s.clock->totals();
+  const double eval_time = world_.allreduce_max(phases[Phase::kEval]);
   summary.images_per_s = trained_images / std::max(1e-9, summary.train_time_s - eval_time);
   summary.overfit_epoch = overfitting_onset(out_.epochs, config_.regularization.overfit_window);
   summary.overfit = summary.overfit_epoch > 0;
   summary.peak_memory_bytes = peak_memory_bytes(device_);
 
-  for (std::size_t k = 0; k < kRankPhases; ++k) out_.rank.phase_s[k] = s.phases.seconds[k];
+  for (std::size_t k = 0; k < kRankPhases; ++k) out_.rank.phase_s[k] = phases.seconds[k];
+  out_.rank.phase_clock = phase_clock_name(s.clock->kind());
   out_.rank.peak_memory_bytes = summary.peak_memory_bytes;
   out_.rank.allreduce_bytes = s.engine->stats().bytes;
   out_.rank.allreduce_s = s.engine->stats().allreduce_s;
