@@ -34,18 +34,39 @@ Backend::~Backend() = default;
 
 CollectiveWatch* Backend::watch() { return inspector_.get(); }
 
-template <typename Transfer>
-void Backend::guarded(const char* kind, std::size_t bytes, Transfer&& transfer) {
-  FT_REQUIRE(failure_.empty(), "the ", name_, " backend is unusable after an earlier failure: ", failure_);
-  inspector_->begin(kind, bytes);
+template <typename Work>
+void Backend::recording_failure(Work&& work) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    FT_REQUIRE(failure_.empty(), "the ", name_, " backend is unusable after an earlier failure: ", failure_);
+  }
   try {
-    transfer();
+    work();
   } catch (const std::exception& e) {
-    failure_ = e.what();
+    {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      if (failure_.empty()) failure_ = e.what();
+    }
     on_failure();
     throw;
   }
+}
+
+template <typename Transfer>
+void Backend::guarded(const char* kind, std::size_t bytes, Transfer&& transfer) {
+  recording_failure([&] {
+    inspector_->begin(kind, bytes);
+    transfer();
+  });
   inspector_->end();
+}
+
+void Backend::poll_in_flight() {
+  recording_failure([&] { transfer_in_flight(false); });
+}
+
+void Backend::wait_in_flight() {
+  recording_failure([&] { transfer_in_flight(true); });
 }
 
 void Backend::allreduce(void* data, std::size_t count, DType dtype, void* stream) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,12 @@ class Backend {
   // Gathers `bytes` from every rank into `out` (size() * bytes), ordered by rank.
   void allgather(const void* in, void* out, std::size_t bytes, void* stream = nullptr);
   void barrier();
+  // A backend whose all-reduce returns once the transfer is enqueued on a device stream (NCCL) keeps it
+  // in flight until the device completes it. poll_in_flight() retires completed ones and, when one has
+  // waited past the stall timeout or the transport reports an error, aborts and throws a StallError;
+  // wait_in_flight() also blocks until none is left. No-ops for backends whose calls complete in them.
+  void poll_in_flight();
+  void wait_in_flight();
   // The stall inspector that numbers this backend's collectives, so that the world's control collectives
   // can be numbered and diagnosed with them (World::set_watch).
   CollectiveWatch* watch();
@@ -76,6 +83,8 @@ class Backend {
   virtual void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) = 0;
   virtual void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) = 0;
   virtual void transfer_barrier() = 0;
+  // The transport's side of poll_in_flight (wait=false) and wait_in_flight (wait=true).
+  virtual void transfer_in_flight(bool wait) { (void)wait; }
   // After a hook threw: lets the transport give up what the failed collective still holds.
   virtual void on_failure() noexcept {}
 
@@ -87,9 +96,13 @@ class Backend {
  private:
   template <typename Transfer>
   void guarded(const char* kind, std::size_t bytes, Transfer&& transfer);
+  // Runs `work` unless an earlier failure made the backend unusable; a throw is recorded as that failure.
+  template <typename Work>
+  void recording_failure(Work&& work);
 
   std::string name_;
   std::unique_ptr<StallInspector> inspector_;
+  std::mutex failure_mutex_;  // the in-flight watch may record a failure from another thread
   std::string failure_;
 };
 

@@ -71,8 +71,8 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
   plan_ = plan_buckets(specs_, mib(options_.first_bucket_mib), mib(options_.bucket_mib));
   bucket_of_.resize(specs_.size());
   slot_of_.resize(specs_.size());
-  const bool on_device = !params_.empty() && params_.front().tensor.is_cuda();
-  in_place_ = options_.in_place && !on_device && !options_.fp16_wire && backend_.reduces_spans_in_place();
+  on_device_ = !params_.empty() && params_.front().tensor.is_cuda();
+  in_place_ = options_.in_place && !on_device_ && !options_.fp16_wire && backend_.reduces_spans_in_place();
   for (std::size_t b = 0; b < plan_.size(); ++b) {
     auto state = std::make_unique<BucketState>();
     const auto options = params_[plan_[b].tensors.front()].tensor.options().requires_grad(false);
@@ -90,7 +90,7 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
     }
     state_.push_back(std::move(state));
   }
-  device_ = make_bucket_device_sync(on_device, plan_.size());
+  device_ = make_bucket_device_sync(on_device_, plan_.size());
 
   if (install_hooks) {
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -181,12 +181,19 @@ void GradientEngine::submit(std::size_t index, const at::Tensor& grad) {
   }
 }
 
+// Launches buckets in plan order. While none is ready it watches the backend's collectives still in
+// flight on the device (NCCL), so a stalled one aborts and surfaces at the next finish() even while the
+// main thread waits on the device.
 void GradientEngine::communication_loop() {
   for (;;) {
     std::size_t b;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return stop_ || (!error_ && next_ < plan_.size() && state_[next_]->ready); });
+      const auto work = [&] { return stop_ || (!error_ && next_ < plan_.size() && state_[next_]->ready); };
+      if (!cv_.wait_for(lock, std::chrono::milliseconds(50), work)) {
+        if (!error_) watch_in_flight(lock);
+        continue;
+      }
       if (stop_) return;
       b = next_++;
     }
@@ -202,6 +209,19 @@ void GradientEngine::communication_loop() {
     }
     cv_.notify_all();
   }
+}
+
+void GradientEngine::watch_in_flight(std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  std::exception_ptr failure;
+  try {
+    backend_.poll_in_flight();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  lock.lock();
+  if (failure && !error_) error_ = failure;
+  if (failure) cv_.notify_all();
 }
 
 void GradientEngine::run_bucket(std::size_t b) {
@@ -300,10 +320,9 @@ void GradientEngine::finish() {
   if (options_.timeline) options_.timeline->record("wait", "compute", start_us, options_.timeline->now_us());
 
   const TimelineSpan unpack(options_.timeline, "unpack", "compute");
-  bool any_missing = false;
+  const bool any_missing = missing_anywhere(missing_here);
   for (std::size_t b = 0; b < plan_.size(); ++b) {
     auto& s = *state_[b];
-    if (status(b).item<double>() != 0) any_missing = true;
     for (std::size_t slot = 0; slot < plan_[b].tensors.size(); ++slot) {
       const std::size_t index = plan_[b].tensors[slot];
       auto& param = params_[index].tensor;
@@ -322,6 +341,19 @@ void GradientEngine::finish() {
     sync_ = false;
   }
   if (any_missing) raise_missing(missing_here);
+}
+
+// Whether some rank lacked a gradient this step. On the host the status elements reduced with the buckets
+// say so for free; on a GPU reading them would wait for every all-reduce, so the ranks' own knowledge is
+// agreed in one small host collective instead and the device is left running.
+bool GradientEngine::missing_anywhere(const std::vector<std::string>& missing_here) {
+  if (on_device_) {
+    const CollectiveLabel label("missing-gradient flags");
+    return world_.allreduce_max(missing_here.empty() ? 0.0 : 1.0) > 0;
+  }
+  for (std::size_t b = 0; b < plan_.size(); ++b)
+    if (status(b).item<double>() != 0) return true;
+  return false;
 }
 
 void GradientEngine::raise_missing(const std::vector<std::string>& missing_here) {

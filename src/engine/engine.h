@@ -79,6 +79,8 @@ class GradientEngine {
  private:
   struct BucketState;
   void communication_loop();
+  void watch_in_flight(std::unique_lock<std::mutex>& lock);
+  bool missing_anywhere(const std::vector<std::string>& missing_here);
   void run_bucket(std::size_t b);
   void complete_missing();
   void raise_missing(const std::vector<std::string>& missing_here);
@@ -95,6 +97,7 @@ class GradientEngine {
   std::vector<std::unique_ptr<BucketState>> state_;
   std::unique_ptr<BucketDeviceSync> device_;
   bool in_place_ = false;
+  bool on_device_ = false;  // parameters on a GPU
   double prescale_;
   at::Tensor prescale_tensor_;
 

@@ -21,6 +21,7 @@ double time_candidate(Backend& backend, const World& world, const std::vector<Na
     engine.prepare(true);
     for (std::size_t t = grads.size(); t-- > 0;) engine.submit(t, grads[t]);
     engine.finish();
+    backend.wait_in_flight();  // NCCL returns once enqueued: time the transfers, not their launch
   });
 }
 

@@ -98,6 +98,7 @@ NcclBackend::~NcclBackend() {
 
 void NcclBackend::release() noexcept {
   try {
+    for (const DoneEvent& e : in_flight_.clear()) FT_CHECK_CUDA(cudaEventDestroy(e.event));
     if (barrier_word_) FT_CHECK_CUDA(cudaFree(barrier_word_));
     if (done_) FT_CHECK_CUDA(cudaEventDestroy(done_));
     if (barrier_stream_) FT_CHECK_CUDA(cudaStreamDestroy(barrier_stream_));
@@ -154,11 +155,44 @@ void NcclBackend::run(cudaStream_t stream, Launch&& launch) {
   }
 }
 
+bool NcclBackend::DoneEvent::query() const {
+  const cudaError_t state = cudaEventQuery(event);
+  if (state == cudaErrorNotReady) return false;
+  FT_CHECK_CUDA(state);
+  return true;
+}
+
+// Enqueued, then left in flight behind a completion event: the caller orders its stream after the
+// result (the engine's events), and poll/wait_in_flight watch it against the stall timeout.
 void NcclBackend::transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  run(cuda_stream, [&] {
-    FT_CHECK_NCCL_ASYNC(ncclAllReduce(data, data, count, nccl_type(dtype), ncclSum, comm_, cuda_stream), comm_);
+  PollBackoff wait(timeout_s_);
+  FT_CHECK_CUDA(cudaSetDevice(device_));
+  FT_CHECK_NCCL_ASYNC(ncclAllReduce(data, data, count, nccl_type(dtype), ncclSum, comm_, cuda_stream), comm_);
+  wait_settled(wait);
+  DoneEvent done = in_flight_.take([] {
+    DoneEvent fresh;
+    FT_CHECK_CUDA(cudaEventCreateWithFlags(&fresh.event, cudaEventDisableTiming));
+    return fresh;
   });
+  FT_CHECK_CUDA(cudaEventRecord(done.event, cuda_stream));
+  const std::string& label = CollectiveLabel::current();
+  in_flight_.push(done, cat(label.empty() ? std::string("all-reduce") : label, " (", format_bytes(count * dtype_size(dtype)),
+                            ")"));
+  transfer_in_flight(false);
+}
+
+void NcclBackend::transfer_in_flight(bool wait) {
+  PollBackoff backoff(timeout_s_);
+  for (;;) {
+    const auto [waited_s, label] = in_flight_.retire();
+    if (waited_s < 0) return;
+    poll_state();  // throws on an asynchronous NCCL error, e.g. a failed remote peer
+    if (waited_s > timeout_s_)
+      throw inspector().stall_error(waited_s, cat(label, " was enqueued but has not completed on device ", device_));
+    if (!wait) return;
+    backoff.pause();
+  }
 }
 
 void NcclBackend::transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) {

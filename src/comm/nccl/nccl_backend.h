@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include "comm/backend.h"
+#include "comm/in_flight.h"
 
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
 #error "the nccl backend needs NCCL 2.14 or newer (nonblocking communicators, ncclCommFinalize)"
@@ -18,9 +19,11 @@ class PollBackoff;
 
 // One rank per GPU: the communicator is created on options.cuda_device (the current device when -1)
 // from a unique id that rank 0 broadcasts over MPI. Each collective is enqueued on the given stream
-// (the legacy default stream when null) and the call returns once it has completed, polling a CUDA
-// event and the communicator's asynchronous error state with backoff until the stall timeout. Data
-// pointers are device memory. Call from one thread; it may be any thread (the device is set per call).
+// (the legacy default stream when null). An all-reduce returns once enqueued, with a completion event
+// in flight: the gradient engine's buckets overlap one another and the host never waits for them;
+// poll_in_flight()/wait_in_flight() hold the oldest against the stall timeout and the communicator's
+// asynchronous error state. Broadcast, all-gather and barrier return once completed. Data pointers are
+// device memory. Collectives from one thread at a time; polling may come from another.
 class NcclBackend final : public Backend {
  public:
   // Collective over world.
@@ -34,6 +37,7 @@ class NcclBackend final : public Backend {
   void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) override;
   void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) override;
   void transfer_barrier() override;
+  void transfer_in_flight(bool wait) override;
   void on_failure() noexcept override { abort_communicator(); }
   // Enqueues a collective with `launch`, then waits for it on `stream` until done or the deadline.
   template <typename Launch>
@@ -51,6 +55,13 @@ class NcclBackend final : public Backend {
   cudaStream_t barrier_stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
   int* barrier_word_ = nullptr;
+
+  // A completion event recorded behind an enqueued all-reduce.
+  struct DoneEvent {
+    cudaEvent_t event = nullptr;
+    bool query() const;
+  };
+  InFlight<DoneEvent> in_flight_;
 };
 
 }  // namespace ft
