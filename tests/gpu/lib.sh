@@ -52,8 +52,10 @@ require_gpus() {
 
 # require_backend NAME: fails unless this fusetrain has the gradient backend NAME (its info's "backends:").
 require_backend() {
-  "$FT" info 2>&1 | grep -Eq "^backends: (.*, )?$1(,|$)" ||
-    ft_fail "this fusetrain was built without the $1 backend ($("$FT" info 2>&1 | grep '^backends')): build with -DFUSETRAIN_${1^^}=ON"
+  local backends
+  backends=$("$FT" info 2>&1 | grep '^backends:' || true)  # all read: no SIGPIPE under pipefail
+  grep -Eq "^backends: (.*, )?$1(,|$)" <<< "$backends" ||
+    ft_fail "this fusetrain was built without the $1 backend (${backends:-no backends line}): build with -DFUSETRAIN_${1^^}=ON"
 }
 
 # require_tools NAME...: fails unless every NAME is a command here.
