@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs GoogleTest cases that exercise CUDA code, as a GPU-suite entry: skipped (77) with the reason when
-# no CUDA device is visible, failed when any selected case skips or none runs on a GPU host.
+# no CUDA device is visible; where one is, failed when the build lacks CUDA, a selected case skips or none
+# runs.
 # usage: gpu_gtest.sh BINARY FILTER
 set -euo pipefail
 # shellcheck source=tests/gpu/lib.sh

@@ -1,40 +1,105 @@
-# Helpers of the GPU suite (ctest -L gpu), on top of the failure suite's: skip with a stated reason
-# (exit 77) unless a CUDA device is visible to a CUDA build, and real CIFAR-10 shards prepared once.
+# Helpers of the GPU suite (ctest -L gpu), on top of the failure suite's. A case skips (exit 77) only where
+# no CUDA device is visible; on a host with one, missing data, build parts or tools fail it with the reason.
 # shellcheck shell=bash
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../failure/lib.sh"
 
-# require_gpus N: skip unless this build has CUDA kernels and at least N CUDA devices are visible.
-require_gpus() {
-  local info count
-  info=$("$FT" info 2>&1) || { echo "FAIL: fusetrain info failed: $info" >&2; exit 1; }
-  if ! grep -q '^CUDA kernels: built' <<< "$info"; then
-    echo "SKIP: this fusetrain was built without CUDA (fusetrain info: $(grep '^CUDA kernels' <<< "$info"))"
-    exit 77
+# cuda_device_visible: whether this host shows a CUDA device to this process, whatever fusetrain was built
+# with. CUDA_VISIBLE_DEVICES set empty or to -1 hides them all; otherwise `nvidia-smi -L` must list one or
+# the driver's /proc/driver/nvidia/gpus (FUSETRAIN_NVIDIA_GPUS_DIR in the suite's own check) hold one.
+# Sets CUDA_HOST to what it saw, for messages.
+cuda_device_visible() {
+  local dir=${FUSETRAIN_NVIDIA_GPUS_DIR:-/proc/driver/nvidia/gpus} listed=0 entries=()
+  if [ -n "${CUDA_VISIBLE_DEVICES+set}" ] && { [ -z "$CUDA_VISIBLE_DEVICES" ] || [ "${CUDA_VISIBLE_DEVICES:0:1}" = - ]; }; then
+    CUDA_HOST="CUDA_VISIBLE_DEVICES='$CUDA_VISIBLE_DEVICES' hides every device"
+    return 1
   fi
-  count=$(sed -n 's/^CUDA devices: \([0-9]*\).*/\1/p' <<< "$info")
-  if [ "${count:-0}" -lt "$1" ]; then
-    echo "SKIP: needs $1 visible CUDA device(s), fusetrain info sees ${count:-0}"
-    exit 77
+  if command -v nvidia-smi > /dev/null; then
+    listed=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU [0-9]' || true)
   fi
-  GPUS=$count
+  if [ "$listed" -gt 0 ]; then
+    CUDA_HOST="nvidia-smi -L lists $listed GPU(s)"
+    return 0
+  fi
+  [ -d "$dir" ] && mapfile -t entries < <(ls -A "$dir")
+  if [ ${#entries[@]} -gt 0 ]; then
+    CUDA_HOST="$dir lists ${#entries[@]} GPU(s)"
+    return 0
+  fi
+  CUDA_HOST="neither nvidia-smi -L nor $dir lists a GPU"
+  return 1
 }
 
-# cifar_shards: real CIFAR-10 (the JPEG release of ../shared/data, or FUSETRAIN_CIFAR10_JPG), 5000 train
-# and 5000 test images as 2+2 shards, prepared once per build tree and shared by the GPU tests.
+# require_gpus N: skips unless a CUDA device is visible; then fails unless this fusetrain has CUDA kernels
+# and sees one. A host with fewer than N devices skips: the case needs hardware it does not have.
+require_gpus() {
+  local info count
+  if ! cuda_device_visible; then
+    echo "SKIP: no CUDA device visible ($CUDA_HOST)"
+    exit 77
+  fi
+  info=$("$FT" info 2>&1) || ft_fail "fusetrain info failed: $info"
+  grep -q '^CUDA kernels: built' <<< "$info" ||
+    ft_fail "$CUDA_HOST, but $FT was built without CUDA ($(grep '^CUDA kernels' <<< "$info")): build with -DFUSETRAIN_CUDA=ON"
+  count=$(sed -n 's/^CUDA devices: \([0-9]*\).*/\1/p' <<< "$info")
+  [ "${count:-0}" -gt 0 ] ||
+    ft_fail "$CUDA_HOST, but fusetrain info sees ${count:-no} CUDA device(s) (driver, CUDA runtime or CUDA_VISIBLE_DEVICES?)"
+  if [ "$count" -lt "$1" ]; then
+    echo "SKIP: needs $1 CUDA devices, this host shows $count"
+    exit 77
+  fi
+}
+
+# require_backend NAME: fails unless this fusetrain has the gradient backend NAME (its info's "backends:").
+require_backend() {
+  local backends
+  backends=$("$FT" info 2>&1 | grep '^backends:' || true)  # all read: no SIGPIPE under pipefail
+  grep -Eq "^backends: (.*, )?$1(,|$)" <<< "$backends" ||
+    ft_fail "this fusetrain was built without the $1 backend (${backends:-no backends line}): build with -DFUSETRAIN_${1^^}=ON"
+}
+
+# require_tools NAME...: fails unless every NAME is a command here.
+require_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" > /dev/null || ft_fail "needs '$tool', which is not on PATH"
+  done
+}
+
+# gpu_training N BACKEND: what a training case needs: N GPUs, the backend, mpirun and the CIFAR-10 shards.
+gpu_training() {
+  require_gpus "$1"
+  require_backend "$2"
+  require_tools "${FUSETRAIN_MPIRUN%% *}"
+  cifar_shards
+}
+
+# cifar_shards: real CIFAR-10 as 2+2 shards, prepared once per build tree and archive and shared by the GPU
+# tests. By default the checkout's subset tests/data/cifar10-subset.tar.xz (500 train and 100 test images
+# per class; tests/data/make_cifar10_subset.sh); FUSETRAIN_CIFAR10_JPG may name another archive of the same
+# layout. --limit 5000 keeps 5000 train images, the subset's whole train split (prep interleaves the
+# classes, so from the full release they are the same images), and up to 5000 test images.
 cifar_shards() {
-  local archive=${FUSETRAIN_CIFAR10_JPG:-${FUSETRAIN_SOURCE:-.}/../shared/data/cifar10-jpg.tar.xz}
-  local cache=$FUSETRAIN_TMP/../cifar10-5k
-  [ -f "$archive" ] || { echo "SKIP: CIFAR-10 archive $archive not present (set FUSETRAIN_CIFAR10_JPG)"; exit 77; }
+  local archive=${FUSETRAIN_CIFAR10_JPG:-${FUSETRAIN_SOURCE:?}/tests/data/cifar10-subset.tar.xz}
+  local cache=$FUSETRAIN_TMP/../cifar10-shards identity
+  if [ ! -f "$archive" ]; then
+    [ -n "${FUSETRAIN_CIFAR10_JPG:-}" ] || ft_fail "CIFAR-10 subset $archive not present: make it with" \
+      "tests/data/make_cifar10_subset.sh from the JPEG release, or set FUSETRAIN_CIFAR10_JPG to that release"
+    ft_fail "CIFAR-10 archive $archive (FUSETRAIN_CIFAR10_JPG) not present"
+  fi
+  require_tools tar xz
+  identity="$(cd "$(dirname "$archive")" && pwd)/$(basename "$archive") $(stat -c '%s %Y' "$archive")"
   mkdir -p "$cache"
   (
     flock 9
-    if [ ! -f "$cache/data/test-00001-of-00002.h5" ]; then
-      [ -d "$cache/cifar10-jpg/train" ] || tar -xJf "$archive" -C "$cache"
+    [ "$(cat "$cache/source" 2> /dev/null)" != "$identity" ] || exit 0
+    rm -rf "$cache/cifar10-jpg" "$cache/data" "$cache/source"
+    # errexit does not hold in a subshell whose status is tested: each step must succeed for the next
+    tar -xJf "$archive" -C "$cache" > "$cache/prep.log" 2>&1 &&
       "$FUSETRAIN_BIN/fusetrain-prep" --format folder --input "$cache/cifar10-jpg" --output "$cache/data" \
-        --shards 2 --name cifar10 --limit 5000 > "$cache/prep.log" 2>&1
-    fi
-  ) 9> "$cache/.lock" || { OUT=$cache/prep.log; ft_fail "fusetrain-prep of CIFAR-10 failed"; }
+        --shards 2 --name cifar10 --limit 5000 >> "$cache/prep.log" 2>&1 &&
+      echo "$identity" > "$cache/source"
+  ) 9> "$cache/.lock" || { OUT=$cache/prep.log; ft_fail "unpacking $archive or fusetrain-prep of it failed"; }
   CIFAR=$cache/data
 }
 
