@@ -85,7 +85,7 @@ int bench_kernels(int argc, char** argv) {
       at::globalContext().setUserEnabledCuDNN(true);
       row("fused conv+bias+ReLU kernel", "cuda", time_conv(cc, k, warmup, iterations, cuda, true));
     } else {
-      std::printf("| cuDNN, cuDNN disabled, fused kernel | cuda | n/a: no CUDA device | n/a |\n");
+      std::printf("| cuDNN, cuDNN disabled, fused kernel | cuda | n/a: %s | n/a |\n", cuda_unavailable_reason().c_str());
     }
     const at::Device cpu(at::kCPU);
     const auto cc = make_case(vm, cpu);

@@ -23,6 +23,7 @@
 #include "train/device_setup.h"
 #include "train/optimizer.h"
 #include "train/precision.h"
+#include "train/visible_devices.h"
 
 namespace po = boost::program_options;
 
@@ -32,7 +33,9 @@ namespace {
 po::options_description step_options() {
   auto options = bench_options("fusetrain bench step", "simple_cnn", 5);
   options.add_options()
-      ("ranks", po::value<std::string>()->default_value("1,2"), "world sizes to measure, comma separated")
+      ("ranks", po::value<std::string>(),
+       "world sizes to measure, comma separated (default: 1,2 on the CPU; on GPUs 1, and 2 where 2 are visible)")
+      ("allow-device-sharing", "let more ranks than visible GPUs share them (backend mpi or gloo)")
       ("batch", po::value<int>()->default_value(128), "images per rank per step")
       ("steps", po::value<int>()->default_value(30), "timed steps")
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
@@ -50,6 +53,27 @@ std::string self_path() {
   const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
   FT_REQUIRE(n > 0, "cannot locate the fusetrain executable (/proc/self/exe)");
   return std::string(path, static_cast<std::size_t>(n));
+}
+
+// The world sizes to measure: --ranks, or by default those that fit this host's devices (1,2 on the CPU;
+// on GPUs 1, and 2 where 2 devices are visible). More ranks than GPUs need --allow-device-sharing.
+std::vector<int> step_ranks(const po::variables_map& vm) {
+  const bool share = vm.count("allow-device-sharing") > 0;
+  const BackendName backend = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
+  FT_REQUIRE(!(share && backend == BackendName::nccl), "--allow-device-sharing cannot be used with --backend nccl: "
+             "NCCL cannot run two ranks on one GPU; use --backend mpi or gloo to share GPUs");
+  const DeviceChoice choice = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
+  const int gpus = visible_devices().count();
+  const bool gpu = cuda_wanted(choice, cuda_kernels_built(), gpus > 0);
+  std::vector<int> ranks;
+  std::stringstream list(vm.count("ranks") ? vm["ranks"].as<std::string>() : gpu && gpus < 2 ? "1" : "1,2");
+  for (std::string item; std::getline(list, item, ',');) ranks.push_back(std::stoi(item));
+  FT_REQUIRE(!ranks.empty(), "--ranks is empty");
+  const int largest = *std::max_element(ranks.begin(), ranks.end());
+  FT_REQUIRE(!gpu || share || largest <= gpus, "--ranks ", largest, " puts ", largest, " ranks on the ", gpus,
+             " GPU(s) this host shows: measure at most ", gpus, " rank(s), or pass --allow-device-sharing "
+             "(backend mpi or gloo) to share GPUs between ranks");
+  return ranks;
 }
 
 // The precision and memory format the steps run in (--precision, --channels-last).
@@ -94,9 +118,11 @@ int bench_step_worker(int argc, char** argv) {
   try {
     Config config = bench_config(vm);
     config.train.threads = vm["threads"].as<int>();
+    config.distributed.backend = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
+    config.distributed.allow_device_sharing = vm.count("allow-device-sharing") > 0;
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
-    backend_options.name = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
+    backend_options.name = config.distributed.backend;
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
     auto backend = make_backend(world, backend_options);
 
@@ -157,10 +183,7 @@ int bench_step(int argc, char** argv) {
   if (const int status = bench_parse(step_options(), argc, argv, vm, "fusetrain bench step"); status >= 0)
     return status;
   try {
-    std::vector<int> ranks;
-    std::stringstream list(vm["ranks"].as<std::string>());
-    for (std::string item; std::getline(list, item, ',');) ranks.push_back(std::stoi(item));
-    FT_REQUIRE(!ranks.empty(), "--ranks is empty");
+    const std::vector<int> ranks = step_ranks(vm);
     choice_from<Precision>("--precision", vm["precision"].as<std::string>());  // refused here, before mpirun
     const char* mpirun = std::getenv("FUSETRAIN_MPIRUN");
     std::string forward;

@@ -1,11 +1,13 @@
-// Rank placement rules: GPU = local rank (more local ranks than GPUs only with allow_device_sharing,
-// never with NCCL); CPU threads = cores / local ranks unless train.threads says otherwise.
+// Rank placement: GPU = local rank modulo the devices the rank sees, two ranks on one physical device
+// only with allow_device_sharing and never with NCCL; CPU threads = cores / local ranks unless
+// train.threads says otherwise.
 #include "train/device_setup.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -13,37 +15,31 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include "runtime/device_placement.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
+#include "train/visible_devices.h"
 
 namespace ft {
+namespace {
 
-bool cuda_available() { return at::hasCUDA() && at::getNumGPUs() > 0; }
+at::Device place_on_cpu(const Config& config, const World& world) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = config.train.threads > 0 ? config.train.threads : std::max(1, cores / world.local_size());
+  at::set_num_threads(threads);
+  // Inter-op threads can be set once per process, before any parallel work.
+  static std::once_flag interop_once;
+  std::call_once(interop_once, [] {
+    try {
+      at::set_num_interop_threads(1);
+    } catch (const c10::Error&) {
+      // Parallel work already started in this process (a library caller): keep its pool.
+    }
+  });
+  return at::Device(at::kCPU);
+}
 
-at::Device place_rank(const Config& config, const World& world) {
-  const bool use_cuda =
-      config.train.device == DeviceChoice::cuda || (config.train.device == DeviceChoice::automatic && cuda_available());
-  if (!use_cuda) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = config.train.threads > 0 ? config.train.threads : std::max(1, cores / world.local_size());
-    at::set_num_threads(threads);
-    // Inter-op threads can be set once per process, before any parallel work.
-    static std::once_flag interop_once;
-    std::call_once(interop_once, [] {
-      try {
-        at::set_num_interop_threads(1);
-      } catch (const c10::Error&) {
-        // Parallel work already started in this process (a library caller): keep its pool.
-      }
-    });
-    return at::Device(at::kCPU);
-  }
-  const int gpus = static_cast<int>(at::getNumGPUs());
-  FT_REQUIRE(world.local_size() <= gpus || config.distributed.allow_device_sharing, "node ",
-             world.hostname(), " runs ", world.local_size(), " ranks but has ", gpus,
-             " GPU(s): start one rank per GPU, or set distributed.allow_device_sharing: true "
-             "(with backend mpi or gloo; NCCL cannot share a GPU between ranks)");
-  const int index = world.local_rank() % gpus;
+at::Device place_on_gpu(const Config& config, int index) {
 #ifdef FUSETRAIN_WITH_CUDA
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
   // The caching allocator exists only once CUDA is initialised, which LibTorch does lazily on the first
@@ -55,6 +51,40 @@ at::Device place_rank(const Config& config, const World& world) {
   at::globalContext().setBenchmarkCuDNN(true);
   at::globalContext().setUserEnabledCuDNN(config.train.cudnn);
   return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+}  // namespace
+
+bool cuda_available() { return cuda_kernels_built() && visible_devices().count() > 0; }
+
+std::string cuda_unavailable_reason() {
+  if (!cuda_kernels_built()) return "this build has no CUDA (nvcc was not found when it was configured)";
+  if (visible_devices().count() > 0) return "";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return visible ? cat("no CUDA device is visible (CUDA_VISIBLE_DEVICES='", visible, "')")
+                 : std::string("no CUDA device is visible");
+}
+
+bool cuda_wanted(DeviceChoice choice, bool built, bool any_visible) {
+  FT_REQUIRE(choice != DeviceChoice::cuda || built,
+             "train.device is 'cuda' but this fusetrain was built without CUDA (nvcc was not found when it was "
+             "configured): rebuild on a host with the CUDA toolkit (-DFUSETRAIN_CUDA=ON), or use train.device cpu");
+  if (choice == DeviceChoice::cpu || !built) return false;
+  return choice == DeviceChoice::cuda || any_visible;
+}
+
+at::Device place_rank(const Config& config, const World& world) {
+  const DeviceChoice choice = config.train.device;
+  if (!cuda_wanted(choice, cuda_kernels_built(), true)) return place_on_cpu(config, world);
+  const std::vector<RankDevices> ranks = gather_rank_devices(world, visible_devices());
+  const bool any_visible =
+      std::any_of(ranks.begin(), ranks.end(), [](const RankDevices& r) { return !r.identities.empty(); });
+  if (!cuda_wanted(choice, true, any_visible)) return place_on_cpu(config, world);
+  PlacementRules rules;
+  rules.nccl = config.distributed.backend == BackendName::nccl;
+  rules.allow_sharing = config.distributed.allow_device_sharing;
+  const std::vector<DevicePlacement> placed = place_on_devices(ranks, rules);
+  return place_on_gpu(config, placed[static_cast<std::size_t>(world.rank())].index);
 }
 
 void synchronize(const at::Device& device) {

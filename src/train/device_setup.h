@@ -1,8 +1,11 @@
-// Placement of a rank: which device it trains on (GPU by node-local rank) and, on CPU hosts, how many
-// compute threads it may use so that the ranks of one node do not oversubscribe its cores.
+// Placement of a rank: which device it trains on (a GPU chosen from what every rank sees, see
+// runtime/device_placement) and, on CPU hosts, how many compute threads it may use so that the ranks
+// of one node do not oversubscribe its cores.
 #pragma once
 
 #include <ATen/Device.h>
+
+#include <string>
 
 #include "config/schema.h"
 
@@ -10,8 +13,15 @@ namespace ft {
 
 class World;
 
+// Whether this process can train on CUDA: the build has CUDA and sees at least one device.
 bool cuda_available();
-// Picks the device and limits threads; throws ft::Error naming the node and counts on bad placement.
+// Why cuda_available() is false ("this build has no CUDA ...", "no CUDA device is visible ..."); empty if true.
+std::string cuda_unavailable_reason();
+// Whether a rank trains on CUDA for `choice`, given the build (`built`) and whether any rank sees a
+// device; throws ft::Error naming train.device when CUDA is asked of a build without it.
+bool cuda_wanted(DeviceChoice choice, bool built, bool any_visible);
+// Picks the device and limits threads; throws ft::Error naming the rank, node and device on bad
+// placement. Collective when CUDA may be used (train.device auto or cuda): every rank calls it.
 at::Device place_rank(const Config& config, const World& world);
 // Waits for all queued work on `device` (no-op on CPU).
 void synchronize(const at::Device& device);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `fusetrain bench step` on the CPU: a rate for 1 and 2 ranks in fp32, the same with channels-last, and
-# clear refusals of a precision that does not exist and of one the CPU does not train in.
+# clear refusals of a precision that does not exist and of one the CPU does not train in; --allow-device-sharing
+# on the CPU (default world sizes 1 and 2) and its refusal with NCCL.
 set -euo pipefail
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}"
 work=$FUSETRAIN_TMP/bench_step
@@ -26,4 +27,13 @@ grep -q "mpirun" "$work/fp8.log" && fail "an unknown precision reached mpirun"
 if step --ranks 1 --precision bf16 > "$work/bf16.log" 2>&1; then fail "bf16 on the CPU was accepted"; fi
 grep -q "error: --precision bf16 needs a CUDA device; use fp32 on CPU" "$work/bf16.log" ||
   { cat "$work/bf16.log"; fail "unclear bf16 error"; }
+step --allow-device-sharing | tee "$work/shared.md"
+for ranks in 1 2; do
+  awk -F' *[|] *' -v r="$ranks" '$2 == r && $3 + 0 > 0 { ok = 1 } END { exit !ok }' "$work/shared.md" ||
+    fail "no images/s for $ranks rank(s) by default on the CPU with --allow-device-sharing"
+done
+if step --ranks 2 --allow-device-sharing --backend nccl > "$work/nccl.log" 2>&1; then fail "NCCL sharing was accepted"; fi
+grep -q "error: --allow-device-sharing cannot be used with --backend nccl" "$work/nccl.log" ||
+  { cat "$work/nccl.log"; fail "unclear NCCL sharing error"; }
+grep -q "mpirun" "$work/nccl.log" && fail "NCCL sharing reached mpirun"
 echo PASS

@@ -1,8 +1,11 @@
 # A private one-node SLURM cluster for tests (source this file): slurmctld and slurmd on this host with a
 # generated slurm.conf, state, spool, logs and ports in a temporary folder; nothing is installed or left.
 #
-# cluster_start DIR   starts the daemons (exit 77 = skip when Slurm is not installed), waits until the
-#                     node is idle, exports SLURM_CONF and FT_LAUNCHER (the rank launcher that works here)
+# cluster_start DIR [GPUS]  starts the daemons (exit 77 = skip when Slurm is not installed), waits until the
+#                     node is idle, exports SLURM_CONF and FT_LAUNCHER (the rank launcher that works here);
+#                     GPUS > 0 gives the node that many GPUs as a gres/gpu backed by stand-in device files
+#                     (character devices DIR/dev/gpuN made like /dev/null), so that srun --gpus-per-task
+#                     really binds tasks to GPUs and sets their CUDA_VISIBLE_DEVICES
 # cluster_stop        cancels the jobs, then stops both daemons; safe to call twice and from an EXIT trap
 # cluster_wait JOB S  waits up to S seconds until every task of JOB has ended; prints their states
 # slurm_conf_settings DIR  the slurm.conf settings shared with tests/multinode/slurm_cluster.sh
@@ -50,8 +53,21 @@ cluster_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# cluster_gpus DIR GPUS: the stand-in device files (/dev/null's major and minor) and gres.conf beside
+# slurm.conf; exit 77 where device files cannot be made (not root, or no CAP_MKNOD).
+cluster_gpus() {
+  local dir=$1 gpus=$2 i major minor
+  major=$((16#$(stat -c '%t' /dev/null))) minor=$((16#$(stat -c '%T' /dev/null)))
+  mkdir -p "$dir/dev"
+  for ((i = 0; i < gpus; i++)); do
+    mknod "$dir/dev/gpu$i" c "$major" "$minor" 2> "$dir/log/mknod.err" ||
+      { echo "SKIP: cannot make stand-in GPU device files: $(cat "$dir/log/mknod.err")"; exit 77; }
+  done
+  echo "Name=gpu File=$dir/dev/gpu[0-$((gpus - 1))]" > "$dir/gres.conf"
+}
+
 cluster_start() {
-  local dir=$1 tool
+  local dir=$1 gpus=${2:-0} tool gres="" node_gres=""
   for tool in slurmctld slurmd sbatch srun scontrol sinfo scancel; do
     command -v "$tool" > /dev/null || { echo "SKIP: $tool not found (apt-get install slurm-wlm)"; exit 77; }
   done
@@ -59,13 +75,17 @@ cluster_start() {
   local memory cpus
   memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
   cpus=$(nproc)
+  if [ "$gpus" -gt 0 ]; then
+    cluster_gpus "$dir" "$gpus"
+    gres="GresTypes=gpu"$'\n' node_gres=" Gres=gpu:$gpus"
+  fi
   cat > "$dir/slurm.conf" <<EOF
 ClusterName=fusetrain-test
 SlurmctldHost=$(hostname -s)(127.0.0.1)
 SlurmctldPort=$(cluster_free_port)
 SlurmdPort=$(cluster_free_port)
 $(slurm_conf_settings "$dir")
-NodeName=ftnode NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory State=UNKNOWN
+${gres}NodeName=ftnode NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory$node_gres State=UNKNOWN
 PartitionName=test Nodes=ftnode Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF=$dir/slurm.conf
