@@ -83,7 +83,7 @@ cifar_shards() {
   local archive=${FUSETRAIN_CIFAR10_JPG:-${FUSETRAIN_SOURCE:?}/tests/data/cifar10-subset.tar.xz}
   local cache=$FUSETRAIN_TMP/../cifar10-shards identity
   if [ ! -f "$archive" ]; then
-    [ -n "${FUSETRAIN_CIFAR10_JPG:-}" ] || ft_fail "CIFAR-10 subset $archive not present: make it with" \
+    [ -n "${FUSETRAIN_CIFAR10_JPG:-}" ] || ft_fail "CIFAR-10 subset $archive not present (part of the checkout): remake it with" \
       "tests/data/make_cifar10_subset.sh from the JPEG release, or set FUSETRAIN_CIFAR10_JPG to that release"
     ft_fail "CIFAR-10 archive $archive (FUSETRAIN_CIFAR10_JPG) not present"
   fi
