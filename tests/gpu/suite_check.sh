@@ -127,7 +127,7 @@ missing_parts_fail() {
   scenario no_archive gpu-host gpu-build FUSETRAIN_CIFAR10_JPG="$WORK/absent/cifar10-jpg.tar.xz" -- gpu_cases.sh train_fp32
   verdict 1 "^FAIL \[setup\]: CIFAR-10 archive $WORK/absent/cifar10-jpg.tar.xz \(FUSETRAIN_CIFAR10_JPG\) not present$"
   scenario no_subset gpu-host gpu-build FUSETRAIN_SOURCE="$WORK/empty-checkout" -- gpu_cases.sh bench_gray
-  verdict 1 "^FAIL \[setup\]: CIFAR-10 subset $WORK/empty-checkout/tests/data/cifar10-subset.tar.xz not present: make it with tests/data/make_cifar10_subset.sh"
+  verdict 1 "^FAIL \[setup\]: CIFAR-10 subset $WORK/empty-checkout/tests/data/cifar10-subset.tar.xz not present \(part of the checkout\): remake it with tests/data/make_cifar10_subset.sh"
   # fewer GPUs than a case needs is hardware this host lacks, not a missing part: a skip
   scenario one_of_two gpu-host gpu-build -- gpu_cases.sh nccl_equivalence
   verdict 77 "^SKIP: needs 2 CUDA devices, this host shows 1$"
