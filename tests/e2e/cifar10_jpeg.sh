@@ -21,7 +21,7 @@ cat > "$work/run.yaml" <<YAML
 model: {name: simple_cnn}
 data: {path: $work/data, batch_size: 64, augment: {flip: true, crop_padding: 4}}
 optimizer: {name: adam, lr: 0.002}
-train: {epochs: 2, seed: 3}
+train: {epochs: 2, seed: 3, device: cpu}
 output: {dir: $work/runs, name: cifar}
 YAML
 $FUSETRAIN_MPIRUN -np 2 "$FUSETRAIN_BIN/fusetrain" train --config "$work/run.yaml" | tee "$work/train.log"

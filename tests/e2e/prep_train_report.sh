@@ -15,7 +15,7 @@ cat > "$work/run.yaml" <<YAML
 model: {name: simple_cnn, dropout: 0.1}
 data: {path: $work/data, batch_size: 64, limit_test: 2000}
 optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-train: {epochs: 2, seed: 1}
+train: {epochs: 2, seed: 1, device: cpu}
 distributed: {backend: mpi, stall_timeout_s: 30, timeline: $work/timeline.json}
 output: {dir: $work/runs, name: e2e}
 YAML

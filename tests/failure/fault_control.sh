@@ -18,7 +18,7 @@ hang_at_flags() {
 # fault BACKEND
 fault() {
   local backend=$1 victim start debugger
-  write_config "$WORK/$backend.yaml" "$WORK/data" "train: {epochs: 200, threads: 1, checkpoint_every: 0}" \
+  write_config "$WORK/$backend.yaml" "$WORK/data" "train: {epochs: 200, threads: 1, checkpoint_every: 0, device: cpu}" \
     "distributed: {backend: $backend, stall_timeout_s: $stall}"
   # shellcheck disable=SC2086
   launch "flags_$backend" $FUSETRAIN_MPIRUN -np 3 "$FT" train --config "$WORK/$backend.yaml"
