@@ -5,29 +5,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 
 #include "config/loader.h"
+#include "config/number_text.h"
 #include "runtime/error.h"
 
 namespace ft {
 namespace {
-
-// A floating-point literal in its shortest form that reads back the same (0.050000000000000003 -> 0.05);
-// any other text as it is.
-std::string shortest(const std::string& text) {
-  if (text.find_first_of(".eE") == std::string::npos) return text;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0') return text;
-  char buffer[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-    if (std::strtod(buffer, nullptr) == value) return buffer;
-  }
-  return text;
-}
 
 // Flattens a YAML map into dotted keys -> scalar (or flow-style) text.
 void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out) {
@@ -39,7 +24,7 @@ void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::st
     return;
   }
   if (node.IsScalar()) {
-    out[prefix] = shortest(node.Scalar());
+    out[prefix] = shortest_number_text(node.Scalar());
     return;
   }
   YAML::Emitter text;

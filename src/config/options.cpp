@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "config/config_error.h"
+#include "config/number_text.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -82,7 +83,11 @@ class Builder {
                       if (check) check(static_cast<double>(v), where);
                       *field = v;
                     },
-                    [field] { return YAML::Node(*field); }});
+                    [field] {
+                      // Floats as the shortest text that reads back the same: 0.9, not 0.90000000000000002.
+                      if constexpr (std::is_floating_point_v<T>) return YAML::Node(shortest_number(*field));
+                      else return YAML::Node(*field);
+                    }});
   }
 
   void flag(const std::string& key, bool* field, const std::string& help) {
@@ -177,7 +182,7 @@ Option layers_option(std::vector<LayerSpec>* layers) {
         item["stride"] = l.stride;
         item["padding"] = l.padding;
       }
-      if (l.type == LayerType::dropout) item["p"] = l.p;
+      if (l.type == LayerType::dropout) item["p"] = shortest_number(l.p);
       list.push_back(item);
     }
     return list;

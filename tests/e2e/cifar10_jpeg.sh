@@ -21,11 +21,13 @@ cat > "$work/run.yaml" <<YAML
 model: {name: simple_cnn}
 data: {path: $work/data, batch_size: 64, augment: {flip: true, crop_padding: 4}}
 optimizer: {name: adam, lr: 0.002}
-train: {epochs: 2, seed: 3}
+train: {epochs: 2, seed: 3, device: cpu}
 output: {dir: $work/runs, name: cifar}
 YAML
 $FUSETRAIN_MPIRUN -np 2 "$FUSETRAIN_BIN/fusetrain" train --config "$work/run.yaml" | tee "$work/train.log"
 acc=$("$FUSETRAIN_BIN/fusetrain" report --csv "$work/runs/cifar.h5" | awk -F, 'NR==1 {for (i = 1; i <= NF; i++) if ($i == "final_acc_%") c = i} NR==2 {print $c}')
 echo "CIFAR-10 (6000 images, 2 epochs) test accuracy: $acc%"
+# Measured 42.88-43.43% over default, AVX2 and AVX512 ISAs and a busy core (tests/README.md, "Thresholds");
+# bound 25%: well above chance (10%) and 17 points under the lowest, so another CPU's kernels cannot reach it.
 awk -v a="$acc" 'BEGIN { exit !(a >= 25.0) }' || { echo "FAIL: accuracy $acc% (chance is 10%)"; exit 1; }
 echo "PASS"

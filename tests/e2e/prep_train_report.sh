@@ -15,7 +15,7 @@ cat > "$work/run.yaml" <<YAML
 model: {name: simple_cnn, dropout: 0.1}
 data: {path: $work/data, batch_size: 64, limit_test: 2000}
 optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-train: {epochs: 2, seed: 1}
+train: {epochs: 2, seed: 1, device: cpu}
 distributed: {backend: mpi, stall_timeout_s: 30, timeline: $work/timeline.json}
 output: {dir: $work/runs, name: e2e}
 YAML
@@ -44,9 +44,14 @@ echo "final test accuracy: $acc%"
 # training accuracy on its slice (both ranks learned).
 grep -q "^| conv1 | 32x28x28 | 320 |" "$work/train.log"
 "$FUSETRAIN_BIN/fusetrain" report --model "$work/runs/e2e.h5" | grep -q "^| fc2 | 10 | 2570 |"
+# Bounds (tests/README.md, "Thresholds"): the run is bit-for-bit deterministic on one CPU, but oneDNN and
+# ATen pick other kernels per instruction set, and the trajectory moves by tenths of a percent between CPUs.
+# Per-rank train accuracy: measured 77.2-77.4% (default ISA); bound 50%, far above chance (10%).
 "$FUSETRAIN_BIN/fusetrain" report --per-rank "$work/runs/e2e.h5"
 "$FUSETRAIN_BIN/fusetrain" report --per-rank --csv "$work/runs/e2e.h5" |
   awk -F, 'NR==1 {for (i = 1; i <= NF; i++) if ($i == "train_acc_%") c = i} NR>1 && $c > 50 {n++} END {exit n != 2}' ||
   { echo "FAIL: per-rank train accuracy missing or low"; exit 1; }
-awk -v a="$acc" 'BEGIN { exit !(a >= 80.0) }' || { echo "FAIL: accuracy $acc% below 80%"; exit 1; }
+# Final test accuracy: measured 79.75-80.60% over default, AVX2 and AVX512 ISAs, a busy core and another
+# x86-64 host (79.75% there); bound 77%: 2.75 points under the lowest, 3x the spread seen between settings.
+awk -v a="$acc" 'BEGIN { exit !(a >= 77.0) }' || { echo "FAIL: accuracy $acc% below 77%"; exit 1; }
 echo "PASS"

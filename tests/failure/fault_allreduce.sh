@@ -11,7 +11,7 @@ stall=8
 write_config "$WORK/run.yaml" "$WORK/data" \
   "model: {name: conv_stack, layers: [flatten, {type: linear, out: 32768}, relu, {type: linear}]}" \
   "data: {path: $WORK/data, batch_size: 1, limit_train: 24, limit_test: 30}" \
-  "train: {epochs: 100, threads: 1, checkpoint_every: 0}" \
+  "train: {epochs: 100, threads: 1, checkpoint_every: 0, device: cpu}" \
   "distributed: {backend: mpi, stall_timeout_s: $stall, bucket_mib: 256, first_bucket_mib: 256}"
 
 # kill_in_allreduce PID: SIGKILL while PID is inside MPI_Iallreduce (gdb breakpoint on its second call),
@@ -50,6 +50,8 @@ fault() {
     expect_message "rank 0 \([^)]*\): error: .*rank 1 \([^)]*\) not heard from .*\(dead or hung\)"
     expect_message "rank 2 \([^)]*\): error: .*rank 1 \([^)]*\) not heard from .*\(dead or hung\)"
   fi
+  # Measured 2.0-9.8 s after the kill over the default, AVX2 and AVX512 ISAs and a busy core (tests/README.md,
+  # "Thresholds"); bound the stall timeout + 20 s.
   expect_faster_than $((stall + 20))
   expect_no_rank "$WORK/run.yaml"
   pass

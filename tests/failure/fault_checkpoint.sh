@@ -13,7 +13,7 @@ checkpoint=$WORK/runs/case.ckpt
 write_config "$WORK/run.yaml" "$WORK/data" \
   "model: {name: conv_stack, layers: [flatten, {type: linear, out: 16384}, relu, {type: linear}]}" \
   "data: {path: $WORK/data, batch_size: 4, limit_train: 48, limit_test: 30}" \
-  "train: {epochs: 100, threads: 1, checkpoint_every: 1}" \
+  "train: {epochs: 100, threads: 1, checkpoint_every: 1, device: cpu}" \
   "distributed: {backend: mpi, stall_timeout_s: $stall}"
 
 killed_while_writing() {
@@ -39,18 +39,27 @@ killed_while_writing() {
   # Open MPI's --enable-recovery may report status 0 after MPI_Abort: judge by what each rank printed.
   expect_message "rank 1 \([^)]*\): error: .*rank 0 \([^)]*\) not heard from .*\(dead or hung\)"
   expect_message "rank 2 \([^)]*\): error: .*rank 0 \([^)]*\) not heard from .*\(dead or hung\)"
+  # Measured 9.1-10.0 s after the kill over the default, AVX2 and AVX512 ISAs and a busy core
+  # (tests/README.md, "Thresholds"); bound the stall timeout + 10 s.
   expect_faster_than $((stall + 10))
   expect_no_rank "$WORK/run.yaml"
   [ -f "$checkpoint" ] || ft_fail "the previous checkpoint is gone"
   pass
 }
 
-# The same command (two more epochs at most) resumes from whichever complete checkpoint is there.
+# The same command resumes from whichever complete checkpoint is there. Which one that is depends on how fast
+# the host wrote the checkpoints before the fault: the kill hit the write that follows the last printed epoch
+# N (or, with the launcher's output lagging, the next one), so the complete checkpoint resumes at epoch N, N+1
+# or N+2; the run is told to end at N+2.
 resumes() {
+  local last
+  last=$(sed -n 's/^epoch *\([0-9]*\)\/.*/\1/p' "$WORK/checkpoint_kill.log" | tail -n 1)
+  [ -n "$last" ] || ft_fail "no epoch line in the killed run's output"
   # shellcheck disable=SC2086
-  run_case checkpoint_resume 180 $FUSETRAIN_MPIRUN -np 3 "$FT" train --config "$WORK/run.yaml" --set train.epochs=3
+  run_case checkpoint_resume 180 $FUSETRAIN_MPIRUN -np 3 "$FT" train --config "$WORK/run.yaml" \
+    --set train.epochs=$((last + 2))
   expect_status 0
-  expect_message "^resuming from $checkpoint at epoch [23], step 0$"
+  expect_message "^resuming from $checkpoint at epoch ($last|$((last + 1))|$((last + 2))), step 0$"
   expect_message "^results: $WORK/runs/case\.h5"
   expect_absent "$checkpoint"
   "$FT" report "$WORK/runs/case.h5" > /dev/null || ft_fail "fusetrain report cannot read the results"

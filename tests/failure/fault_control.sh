@@ -18,7 +18,7 @@ hang_at_flags() {
 # fault BACKEND
 fault() {
   local backend=$1 victim start debugger
-  write_config "$WORK/$backend.yaml" "$WORK/data" "train: {epochs: 200, threads: 1, checkpoint_every: 0}" \
+  write_config "$WORK/$backend.yaml" "$WORK/data" "train: {epochs: 200, threads: 1, checkpoint_every: 0, device: cpu}" \
     "distributed: {backend: $backend, stall_timeout_s: $stall}"
   # shellcheck disable=SC2086
   launch "flags_$backend" $FUSETRAIN_MPIRUN -np 3 "$FT" train --config "$WORK/$backend.yaml"
@@ -46,6 +46,8 @@ fault() {
   kill_tree "$debugger"
   expect_failure
   expect_message "rank [02] \([^)]*\): error: all-reduce #[0-9]+ \(stop and loss flags, 16 B, mpi\) waited [0-9.]+ s: rank 1 \([^)]*\) not heard from"
+  # Measured 8.0-9.1 s after the hang over the default, AVX2 and AVX512 ISAs and a busy core (tests/README.md,
+  # "Thresholds"); bound the stall timeout + 20 s.
   expect_faster_than $((stall + 20))
   expect_no_rank "$WORK/$backend.yaml"
   pass

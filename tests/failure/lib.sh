@@ -82,14 +82,16 @@ wait_for_line() {
   ft_fail "no line /$regex/ within $limit s"
 }
 
-# write_config FILE DATA_DIR [YAML lines...]: a small valid run on DATA_DIR writing to $WORK/runs; a given
-# line replaces the default line of its section (e.g. "train: {epochs: 5}").
+# write_config FILE DATA_DIR [YAML lines...]: a small valid CPU run on DATA_DIR writing to $WORK/runs; a given
+# line replaces the default line of its section (e.g. "train: {epochs: 5, device: cpu}"). The default runs on
+# the CPU, and the failure and e2e suites name device: cpu in every train line they give, so that a GPU host
+# runs them as written (the GPU suite gives device: cuda).
 write_config() {
   local file=$1 data=$2 line section given replaced
   shift 2
   local defaults=("model: {name: simple_cnn}" "data: {path: $data, batch_size: 32}"
-                  "train: {epochs: 2, threads: 1, seed: 7}" "distributed: {backend: mpi, stall_timeout_s: 10}"
-                  "output: {dir: $WORK/runs, name: case}")
+                  "train: {epochs: 2, threads: 1, seed: 7, device: cpu}"
+                  "distributed: {backend: mpi, stall_timeout_s: 10}" "output: {dir: $WORK/runs, name: case}")
   : > "$file"
   for line in "${defaults[@]}"; do
     section=${line%%:*}

@@ -25,6 +25,8 @@ grep -qE '^fast_cifar seed=0 test_acc=[0-9.]+ train_s=[0-9.]+ epochs=2 batch=128
 for who in fusetrain PyTorch; do
   acc=$(sed -nE "s/^\| $who \| ([0-9.]+) \|.*/\1/p" "$work/table.md")
   [ -n "$acc" ] || fail "no $who row in the table"
+  # Measured 0.778-0.783 (fusetrain and PyTorch, default and AVX2 ISAs; tests/README.md, "Thresholds");
+  # bound 0.6, 0.17 under the lowest.
   awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || fail "$who test accuracy $acc is not above 0.6"
 done
 grep -qE '^time ratio fusetrain / PyTorch \(means\): [0-9.]+$' "$work/table.md" || fail "no time ratio"

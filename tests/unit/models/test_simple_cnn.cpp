@@ -4,6 +4,7 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/sgd.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ TEST(SimpleCnnModel, OverfitsSixtyFourRandomImages) {
     if (steps++ == 0) first = last;
     else if (last < first / 5) break;
   }
+  std::printf("loss %.4f -> %.4f in %d steps\n", first, last, steps);
+  // Measured: 30 steps (loss 2.302 -> 0.400-0.413) over the default and AVX2 ISAs (tests/README.md,
+  // "Thresholds"); bound 50 steps.
   EXPECT_GT(first, 2.0);  // about ln(10) at initialisation
   EXPECT_LT(last, first / 5) << "loss went from " << first << " to " << last << " in " << steps << " steps";
 }
