@@ -46,20 +46,27 @@ finish() {
 trap finish EXIT
 cluster_start "$work/cluster"
 
-write_config preempt 4 2000
+# Configured for so many epochs that no host finishes before the signal lands (4 epochs of 31 steps could on a
+# fast one); once it has checkpointed, the config is cut to one epoch past the stop for the requeued run
+# (train.epochs may change on resume).
+write_config preempt 1000 2000
 job=$(CONFIG=$work/preempt.yaml FUSETRAIN_BIN=$bin LAUNCHER=$FT_LAUNCHER \
   sbatch --parsable --ntasks-per-node=2 --gpus-per-task=0 --cpus-per-task=1 --output="$work/preempt.out" \
   "$FUSETRAIN_SOURCE/jobs/slurm/train.sbatch")
 echo "submitted train.sbatch as job $job"
 log=$work/preempt.out
-for _ in $(seq 600); do grep -q "^epoch   1/4" "$log" 2>/dev/null && break; sleep 0.5; done
-grep -q "^epoch   1/4" "$log" || { echo "FAIL: the job never finished epoch 1"; exit 1; }
+for _ in $(seq 600); do grep -q "^epoch   1/1000" "$log" 2>/dev/null && break; sleep 0.5; done
+grep -q "^epoch   1/1000" "$log" || { echo "FAIL: the job never finished epoch 1"; exit 1; }
 
 # What SLURM does 120 s before the time limit with --signal=B:USR1@120: signal the batch shell only.
 scancel --batch --signal=USR1 "$job"
 echo "sent SIGUSR1 to the batch script of job $job"
 for _ in $(seq 240); do grep -q "checkpointed (exit 75); requeueing" "$log" && break; sleep 0.5; done
 grep -q "checkpointed (exit 75); requeueing" "$log" || { echo "FAIL: no checkpoint and requeue"; exit 1; }
+stopped=$(sed -n 's/^stopped by signal at epoch \([0-9]*\),.*/\1/p' "$log" | head -n 1)
+[ -n "$stopped" ] || { echo "FAIL: no 'stopped by signal at epoch E' line"; exit 1; }
+epochs=$((stopped + 1))
+write_config preempt "$epochs" 2000
 cluster_release "$job"
 
 cluster_wait "$job" 600
@@ -68,7 +75,8 @@ scontrol show job "$job" -o | grep -q "Restarts=1" || { echo "FAIL: job $job was
 grep -q "restart 1" "$log"
 grep -q "resuming from $work/runs/preempt.ckpt" "$log" || { echo "FAIL: the restarted job did not resume"; exit 1; }
 # Epoch 1 finished before the signal, so the resumed run must not train it again.
-[ "$(grep -c "^epoch   1/4" "$log")" -eq 1 ] || { echo "FAIL: epoch 1 was trained twice"; exit 1; }
+[ "$(grep -c "^epoch   1/" "$log")" -eq 1 ] || { echo "FAIL: epoch 1 was trained twice"; exit 1; }
 "$bin" report --csv "$work/runs/preempt.h5" | tee "$work/report.csv"
-awk -F, 'NR == 2 && $8 == 4 { ok = 1 } END { exit !ok }' "$work/report.csv" || { echo "FAIL: not 4 epochs"; exit 1; }
+awk -F, -v n="$epochs" 'NR == 2 && $8 == n { ok = 1 } END { exit !ok }' "$work/report.csv" ||
+  { echo "FAIL: not $epochs epochs"; exit 1; }
 echo "PASS"
