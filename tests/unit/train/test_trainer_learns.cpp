@@ -54,10 +54,10 @@ TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
   ASSERT_EQ(outcome.epochs.size(), 2u);
   EXPECT_LT(outcome.epochs[1].train_loss, outcome.epochs[0].train_loss);
   // 6,000 images, 2 epochs: a linear model gets ~0.75; the CNN must clearly learn past that. Measured
-  // 0.814-0.816 over the default and AVX2 ISAs (tests/README.md, "Thresholds"); bound 0.78, 3.4 points
-  // under the lowest, more than 10x the spread between ISAs.
+  // 0.7985-0.8085 over the default and AVX2 ISAs (tests/README.md, "Learning bounds"); bound 0.77, 2.85
+  // points under the lowest, nearly 3x the spread between ISAs.
   std::printf("simple_cnn final test accuracy %.4f\n", outcome.summary.final_test_acc);
-  EXPECT_GE(outcome.summary.final_test_acc, 0.78) << "test accuracy " << outcome.summary.final_test_acc;
+  EXPECT_GE(outcome.summary.final_test_acc, 0.77) << "test accuracy " << outcome.summary.final_test_acc;
   EXPECT_EQ(outcome.data.dataset, "fashion-mnist");
   EXPECT_EQ(outcome.rank.train_images, 6000);
 }
@@ -92,7 +92,7 @@ TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
   ASSERT_EQ(outcome.epochs.size(), 2u);
   EXPECT_LT(outcome.epochs[1].train_loss, outcome.epochs[0].train_loss);
   // 6,000 images, 2 epochs: measured 0.859-0.866 over the default and AVX2 ISAs (tests/README.md,
-  // "Thresholds"); bound 0.80, 5.9 points under the lowest. simple_cnn's test above asks 0.78 of the same data.
+  // "Thresholds"); bound 0.80, 5.9 points under the lowest. simple_cnn's test above asks 0.77 of the same data.
   std::printf("fast_cifar final test accuracy %.4f\n", outcome.summary.final_test_acc);
   EXPECT_GE(outcome.summary.final_test_acc, 0.80) << "test accuracy " << outcome.summary.final_test_acc;
   for (const auto& item : trainer.network()->named_parameters())
