@@ -71,6 +71,7 @@ kill_node() {
   netns_link node2 up eth0
   netns_link node2 up eth1
   echo "[$name] node2 gone ($3): node1's ranks ended after $took s (job status $status)"
+  # Measured 0.0-8.0 s over the five cases (tests/README.md, "Time bounds"): the stall timeout plus slack.
   expect_within "$name" "$took" $((stall + 20)) || return 1
   if [ "$2:$3" = plain:crash ]; then
     [ "$status" -ne 0 ] || { echo "FAIL [$name]: exit status 0"; return 1; }
@@ -99,6 +100,7 @@ refused_gloo() {
   echo "[$name] data link of node2 down: the job ended with status $status after $took s"
   [ "$status" -ne 0 ] || { echo "FAIL [$name]: exit status 0"; return 1; }
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then echo "FAIL [$name]: hung until killed"; return 1; fi
+  # Measured 5.2-5.3 s (tests/README.md, "Time bounds"); Gloo's own connect retries may take longer.
   expect_within "$name" "$took" $((stall + 40)) || return 1
   expect "$name" "$log" "gloo backend: rank [0-3] \(node[12]\) could not connect to its peers" || return 1
   ! grep -q "^epoch " "$log" || { echo "FAIL [$name]: trained without a network"; return 1; }
