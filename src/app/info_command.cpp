@@ -6,7 +6,6 @@
 #include <boost/program_options.hpp>
 #include <torch/version.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -70,9 +69,8 @@ void print_build() {
 // Rank 0 prints one line per rank: its node, local rank, CUDA_VISIBLE_DEVICES and device.
 void print_placement(const World& world, const PlacementRules& rules) {
   const std::vector<RankDevices> ranks = gather_rank_devices(world, visible_devices());
-  const bool any = std::any_of(ranks.begin(), ranks.end(), [](const RankDevices& r) { return !r.identities.empty(); });
-  const bool gpu = cuda_wanted(DeviceChoice::automatic, cuda_kernels_built(), any);
-  const std::vector<DevicePlacement> placed = gpu ? place_on_devices(ranks, rules) : std::vector<DevicePlacement>{};
+  const std::vector<DevicePlacement> placed = gpu_placement(DeviceChoice::automatic, ranks, rules);
+  const bool gpu = !placed.empty();
   if (world.rank() != 0) return;
   std::printf("placement of %d rank(s) on %d node(s), backend %s, device sharing %s\n", world.size(),
               world.node_count(), rules.nccl ? "nccl" : "mpi/gloo", rules.allow_sharing ? "allowed" : "refused");

@@ -73,17 +73,24 @@ bool cuda_wanted(DeviceChoice choice, bool built, bool any_visible) {
   return choice == DeviceChoice::cuda || any_visible;
 }
 
-at::Device place_rank(const Config& config, const World& world) {
-  const DeviceChoice choice = config.train.device;
-  if (!cuda_wanted(choice, cuda_kernels_built(), true)) return place_on_cpu(config, world);
-  const std::vector<RankDevices> ranks = gather_rank_devices(world, visible_devices());
+std::vector<DevicePlacement> gpu_placement(DeviceChoice choice, const std::vector<RankDevices>& ranks,
+                                           const PlacementRules& rules) {
   const bool any_visible =
       std::any_of(ranks.begin(), ranks.end(), [](const RankDevices& r) { return !r.identities.empty(); });
-  if (!cuda_wanted(choice, true, any_visible)) return place_on_cpu(config, world);
+  if (!cuda_wanted(choice, cuda_kernels_built(), any_visible)) return {};
+  return place_on_devices(ranks, rules);
+}
+
+at::Device place_rank(const Config& config, const World& world) {
+  const DeviceChoice choice = config.train.device;
+  // Only a rank that may use CUDA gathers the device reports (a collective).
+  if (!cuda_wanted(choice, cuda_kernels_built(), true)) return place_on_cpu(config, world);
   PlacementRules rules;
   rules.nccl = config.distributed.backend == BackendName::nccl;
   rules.allow_sharing = config.distributed.allow_device_sharing;
-  const std::vector<DevicePlacement> placed = place_on_devices(ranks, rules);
+  const std::vector<DevicePlacement> placed =
+      gpu_placement(choice, gather_rank_devices(world, visible_devices()), rules);
+  if (placed.empty()) return place_on_cpu(config, world);
   return place_on_gpu(config, placed[static_cast<std::size_t>(world.rank())].index);
 }
 

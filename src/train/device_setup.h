@@ -6,8 +6,10 @@
 #include <ATen/Device.h>
 
 #include <string>
+#include <vector>
 
 #include "config/schema.h"
+#include "runtime/device_placement.h"
 
 namespace ft {
 
@@ -20,6 +22,10 @@ std::string cuda_unavailable_reason();
 // Whether a rank trains on CUDA for `choice`, given the build (`built`) and whether any rank sees a
 // device; throws ft::Error naming train.device when CUDA is asked of a build without it.
 bool cuda_wanted(DeviceChoice choice, bool built, bool any_visible);
+// The GPU of every rank for `choice`, from all ranks' reports (runtime/device_placement); empty when the
+// ranks train on the CPU (no rank sees a device under train.device auto). Throws as place_on_devices.
+std::vector<DevicePlacement> gpu_placement(DeviceChoice choice, const std::vector<RankDevices>& ranks,
+                                           const PlacementRules& rules);
 // Picks the device and limits threads; throws ft::Error naming the rank, node and device on bad
 // placement. Collective when CUDA may be used (train.device auto or cuda): every rank calls it.
 at::Device place_rank(const Config& config, const World& world);
