@@ -13,7 +13,8 @@ Augment   per image, on the device: a translation by [-2, 2] pixels in each dire
           padding (a random crop of the 2-pixel reflect-padded image) and alternating flips: in the
           first epoch each image is flipped with probability 1/2, in every later epoch an image is
           flipped exactly when it was not flipped in the epoch before.
-Model     width w (--width, default 64), C input channels, K classes:
+Model     fusetrain's fast_cifar as its PyTorch twin (tools/pytorch_twins/fast_cifar.py, the same parameter
+          names), width w (--width, default 64), C input channels, K classes:
             whiten   Conv2d(C, 8C, 2, no padding, bias starting at 0); the weight is frozen and fitted
                      to the data: the 2x2 patch vectors (C*4 values, unfold order) of the first
                      min(5000, N) normalised training images, their second moment S = P^T P / #patches
@@ -25,8 +26,8 @@ Model     width w (--width, default 64), C input channels, K classes:
                      0.4 (airbench's momentum 0.6 is the fraction of the running statistics kept), the
                      weight fixed at 1 (not trained), the bias trained. Both convs start with their
                      first min(out, in) filters as identities (dirac), the rest default-initialised
-            head     AdaptiveMaxPool2d(1), flatten, Linear(4w, K, bias=False), logits * 1/9
-          Accepts any input size from 10x10 up (32x32x3 CIFAR, 28x28x1 Fashion-MNIST, ...).
+            fc       global max pool (amax over H, W), Linear(4w, K, bias=False), logits * 1/9
+          Accepts any input size from 16x16 up (32x32x3 CIFAR, 28x28x1 Fashion-MNIST, ...), as fusetrain does.
 Train     Nesterov SGD, momentum 0.85, cross-entropy with --label-smoothing 0.2 (batch mean), three
           parameter groups: BatchNorm biases (lr L*S, weight decay W/S, S = --norm-bias-lr-scale 64),
           the whitening bias (lr L, decay W; its learning rate is 0 after --whiten-bias-epochs 3, 0 =
@@ -72,89 +73,18 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from pytorch_baseline import DeviceSplit, Split, Timer, device_name, read_split, reflect  # noqa: E402
+from pytorch_twins import FastCifar  # noqa: E402
 
 TRANSLATE = 2             # training translation, pixels each way
 WHITEN_IMAGES = 5000      # images whose 2x2 patches fit the whitening layer
-WHITEN_EPS = 5e-4
-# airbench's batch-norm momentum 0.6 is the fraction of the running statistics kept; PyTorch's (and
-# LibTorch's) momentum is the fraction taken from the batch.
-BN_MOMENTUM = 1 - 0.6
-BN_EPS = 1e-12
-LOGIT_SCALE = 1 / 9
 MOMENTUM = 0.85
 WARMUP_FRACTION = 0.23
 FINAL_LR_FACTOR = 0.07
 EVAL_BATCH = 2000
 LOOKAHEAD_BASE = 0.95 ** 5
 COMPILE_WARMUP_STEPS = 3
-
-
-def batch_norm(channels: int) -> nn.BatchNorm2d:
-    norm = nn.BatchNorm2d(channels, eps=BN_EPS, momentum=BN_MOMENTUM)
-    norm.weight.requires_grad_(False)  # stays 1: only the bias trains
-    return norm
-
-
-def identity_init(conv: nn.Conv2d) -> None:
-    """After the default init, the first min(out, in) filters pass their input channel through (dirac)."""
-    with torch.no_grad():
-        nn.init.dirac_(conv.weight[:min(conv.out_channels, conv.in_channels)])
-
-
-class ConvGroup(nn.Module):
-    """conv3x3 -> max-pool 2 -> BN -> GELU -> conv3x3 -> BN -> GELU; both convs start as (partial) identities."""
-
-    def __init__(self, channels_in: int, channels_out: int):
-        super().__init__()
-        self.conv1 = nn.Conv2d(channels_in, channels_out, 3, padding=1, bias=False)
-        self.pool = nn.MaxPool2d(2)
-        self.norm1 = batch_norm(channels_out)
-        self.conv2 = nn.Conv2d(channels_out, channels_out, 3, padding=1, bias=False)
-        self.norm2 = batch_norm(channels_out)
-        identity_init(self.conv1)
-        identity_init(self.conv2)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = F.gelu(self.norm1(self.pool(self.conv1(x))))
-        return F.gelu(self.norm2(self.conv2(x)))
-
-
-class FastCifarNet(nn.Module):
-    """Frozen 2x2 patch whitening, three conv groups (w, 4w, 4w), a global max-pool and a scaled linear head."""
-
-    def __init__(self, channels: int, classes: int, width: int):
-        super().__init__()
-        self.whiten = nn.Conv2d(channels, 2 * channels * 4, 2, padding=0, bias=True)
-        self.whiten.weight.requires_grad_(False)
-        nn.init.zeros_(self.whiten.bias)
-        widths = (width, 4 * width, 4 * width)
-        self.groups = nn.Sequential(*(ConvGroup(c_in, c_out)
-                                      for c_in, c_out in zip((self.whiten.out_channels, *widths), widths)))
-        self.head = nn.Linear(widths[-1], classes, bias=False)
-
-    @torch.no_grad()
-    def fit_whitening(self, images: torch.Tensor) -> None:
-        """Whitening weights from the 2x2 patches of `images` (normalised float NCHW), largest eigenvalue
-        first, then the same filters negated; the bias restarts at 0."""
-        channels = images.shape[1]
-        moment = torch.zeros(channels * 4, channels * 4, dtype=torch.float64, device=images.device)
-        count = 0
-        for chunk in images.split(500):
-            patches = F.unfold(chunk.float(), 2).transpose(1, 2).reshape(-1, channels * 4).double()
-            moment += patches.T @ patches
-            count += len(patches)
-        eigenvalues, eigenvectors = torch.linalg.eigh((moment / count).cpu())  # ascending
-        eigenvalues, eigenvectors = eigenvalues.flip(0), eigenvectors.flip(1)
-        weight = eigenvectors.T / torch.sqrt(eigenvalues + WHITEN_EPS)[:, None]
-        weight = weight.reshape(channels * 4, channels, 2, 2).to(self.whiten.weight)
-        self.whiten.weight.copy_(torch.cat([weight, -weight]))
-        self.whiten.bias.zero_()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.groups(F.gelu(self.whiten(x)))
-        x = F.adaptive_max_pool2d(x, 1).flatten(1)
-        return self.head(x) * LOGIT_SCALE
 
 
 def translated_flipped(data: DeviceSplit, index: torch.Tensor, flip: torch.Tensor) -> torch.Tensor:
@@ -201,7 +131,7 @@ class Trainer:
     def __init__(self, train: Split, test: Split, args: argparse.Namespace, device: torch.device):
         self.args, self.device = args, device
         self.data, self.test = DeviceSplit(train, device), DeviceSplit(test, device)
-        self.channels, self.classes = train.images.shape[3], train.classes
+        self.shape, self.classes = train.images.shape[1:], train.classes
         self.steps_per_epoch = len(train.labels) // args.batch_size
         self.total_steps = self.steps_per_epoch * args.epochs
         self.dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
@@ -209,11 +139,12 @@ class Trainer:
     def autocast(self) -> torch.autocast:
         return torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype is not None)
 
-    def new_model(self) -> FastCifarNet:
-        model = FastCifarNet(self.channels, self.classes, self.args.width)
+    def new_model(self) -> FastCifar:
+        height, width, channels = self.shape
+        model = FastCifar(channels, height, width, self.classes, self.args.width)
         return model.to(self.device, memory_format=torch.channels_last)
 
-    def optimizer(self, model: FastCifarNet) -> tuple[torch.optim.SGD, torch.optim.lr_scheduler.LambdaLR]:
+    def optimizer(self, model: FastCifar) -> tuple[torch.optim.SGD, torch.optim.lr_scheduler.LambdaLR]:
         args = self.args
         norm_biases = [p for name, p in model.named_parameters() if ".norm" in name and p.requires_grad]
         whiten_bias = [model.whiten.bias]
@@ -297,7 +228,7 @@ class Trainer:
         return Result(seed, self.evaluate(model), train_s, loss_sum.item() / self.steps_per_epoch)
 
     @torch.no_grad()
-    def evaluate(self, model: FastCifarNet) -> float:
+    def evaluate(self, model: FastCifar) -> float:
         model.eval()
         data, correct = self.test, torch.zeros((), dtype=torch.int64, device=self.device)
 
