@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything fusetrain needs on a Debian machine, idempotently: system packages via apt,
-# LibTorch (PyPI torch) plus report tooling in a per-user virtual environment that fresh clones reuse.
+# LibTorch (PyPI torch) plus report and export tooling in a per-user virtual environment that fresh clones reuse.
 set -euo pipefail
 
 # The cache lives outside the clone so that a fresh clone (CI) reuses the multi-GB torch install.
@@ -42,8 +42,8 @@ if [ "$have_torch" != "$torch_version" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "torch==$torch_version"
 fi
-"$venv/bin/python" -c 'import h5py, matplotlib, numpy, lizard' 2>/dev/null ||
-  "$venv/bin/python" -m pip install -q h5py matplotlib numpy pyyaml lizard==1.24.3
+"$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime' 2>/dev/null ||
+  "$venv/bin/python" -m pip install -q h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime
 
 mkdir -p "$cache/ccache"
 echo "setup: ready (venv $venv, ccache $cache/ccache)"
