@@ -42,8 +42,10 @@ if [ "$have_torch" != "$torch_version" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "torch==$torch_version"
 fi
-"$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime' 2>/dev/null ||
-  "$venv/bin/python" -m pip install -q h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime
+# Report tooling (h5py, matplotlib, lizard) and the export tools' (tools/export: safetensors, ONNX).
+py_pkgs=(h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime onnxscript)
+"$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime, onnxscript' \
+  2>/dev/null || "$venv/bin/python" -m pip install -q "${py_pkgs[@]}"
 
 mkdir -p "$cache/ccache"
 echo "setup: ready (venv $venv, ccache $cache/ccache)"
