@@ -170,8 +170,9 @@ TrainedModel load_trained_model(const std::string& path, const std::string& data
   } else {
     throw Error(cat(path, " is neither a fusetrain model file nor a checkpoint"));
   }
+  // make_network builds CPU float32 tensors already; Module::to(dtype) would also turn the integer buffers
+  // (BatchNorm's num_batches_tracked, int64) into floats, which exports must keep as int64.
   model.network = make_network(model.info.config.model, model.info.input);
-  model.network->to(at::kCPU, at::kFloat);
   read_model_tensors(archive, *model.network, path);
   model.network->eval();
   return model;

@@ -83,6 +83,25 @@ TEST(ModelFile, RoundTripKeepsTensorsAndDescription) {
   EXPECT_TRUE(at::equal(net->forward(x), loaded.network->forward(x)));
 }
 
+// Training converts the whole network (Module::to(device, dtype)), integer buffers included; the loaded
+// network has LibTorch's own dtypes again: float32 parameters, int64 num_batches_tracked with the count.
+TEST(ModelFile, LoadedNetworkKeepsIntegerBuffers) {
+  const ModelInfo info = small_info();
+  auto net = trained_network(info);
+  net->to(at::kCPU, at::kFloat);
+  const std::string path = tmp("dtypes.model");
+  save_model_file(path, *net, info);
+  int counters = 0;
+  for (const auto& [name, t] : model_state(*load_trained_model(path).network)) {
+    const bool counter = name.find("num_batches_tracked") != std::string::npos;
+    EXPECT_EQ(t.scalar_type(), counter ? at::kLong : at::kFloat) << name;
+    if (!counter) continue;
+    EXPECT_EQ(t.item<std::int64_t>(), 1) << name;
+    ++counters;
+  }
+  EXPECT_EQ(counters, 8);  // resnet9's eight batch norms
+}
+
 TEST(ModelFile, CheckpointNeedsItsShards) {
   ModelInfo info = small_info();
   auto net = trained_network(info);
