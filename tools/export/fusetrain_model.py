@@ -11,8 +11,9 @@ EXPORT   a file written by `fusetrain export --format safetensors|torch` (told a
 --check  compares with `fusetrain evaluate --logits N --out EVAL.h5`: the twin's logits on the first N
          images of the evaluated split (read from the shards in --data, default the folder evaluate
          read) equal /evaluation/logits within --rtol (max|a - b| / max|b|, default 1e-5), its top-1
-         accuracy over the evaluated images equals /evaluation/top1 exactly, and with --onnx the ONNX
-         Runtime logits equal the twin's within --onnx-rtol (default 1e-4). Exits 1 on a mismatch.
+         accuracy over the evaluated images equals /evaluation/top1 exactly (when evaluate ran without
+         test-time augmentation), and with --onnx the ONNX Runtime logits equal the twin's within
+         --onnx-rtol (default 1e-4). Exits 1 on a mismatch.
 
 From other scripts (sys.path including tools/export):
     from fusetrain_model import load_export, preprocess
