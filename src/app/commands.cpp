@@ -14,6 +14,7 @@ const std::vector<Command>& commands() {
       {"info", info_command},
       {"sweep", sweep_command},
       {"inspect", inspect_command},
+      {"export", export_command},
       {"predict", predict_command},
   };
   return table;
