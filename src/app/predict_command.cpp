@@ -3,7 +3,9 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -37,7 +39,7 @@ class CsvSink {
     if (path.empty()) return;
     atomic_ = std::make_unique<AtomicFile>(path);
     file_.open(atomic_->temp_path(), std::ios::binary | std::ios::trunc);
-    FT_REQUIRE(file_.is_open(), "--out ", path, ": cannot create ", atomic_->temp_path());
+    FT_REQUIRE(file_.is_open(), "--out ", path, ": cannot create ", atomic_->temp_path(), ": ", std::strerror(errno));
   }
   void write(const std::string& text) {
     if (!atomic_) {
@@ -84,14 +86,18 @@ std::vector<TableRow> top_k_rows(const std::vector<std::string>& files, const at
 
 void note(const std::string& text) { std::fprintf(stderr, "fusetrain predict: %s\n", text.c_str()); }
 
+std::string skipped_note(const std::vector<std::string>& skipped) {
+  const bool one = skipped.size() == 1;
+  return cat("skipped ", skipped.size(), one ? " folder entry that is" : " folder entries that are",
+             " hidden or not .jpg/.jpeg/.png (first: ", skipped.front(), ")");
+}
+
 int predict(const PredictOptions& o) {
   const prep::ImageInputs inputs = prep::list_image_inputs(o.inputs);
   CsvSink sink(o.out);
   const TrainedModel model = load_trained_model(o.model, o.data_dir);
   const ModelInfo& info = model.info;
-  if (!inputs.skipped.empty())
-    note(cat("skipped ", inputs.skipped.size(), " folder entries that are hidden or not .jpg/.jpeg/.png (first: ",
-             inputs.skipped.front(), ")"));
+  if (!inputs.skipped.empty()) note(skipped_note(inputs.skipped));
   prep::ImageBatchLoader loader({info.input.height, info.input.width, info.input.channels}, o.resize);
   const int k = std::min<int>(o.top, static_cast<int>(info.class_names.size()));
   std::string text;
@@ -127,7 +133,7 @@ int predict_command(int argc, char** argv) {
       "  whatever their name. Output: CSV path,class1,prob1,... one row per image, in path order\n\noptions");
   options.add_options()
       ("checkpoint,c", po::value(&o.model), "model file (<run>.model) or training checkpoint")
-      ("top,k", po::value(&o.top)->default_value(1), "classes per image, most probable first (capped at the class count)")
+      ("top,k", po::value(&o.top)->default_value(1), "classes per image, most probable first (at most the class count)")
       ("out,o", po::value(&o.out), "write the CSV to this file (atomically) instead of stdout")
       ("batch,b", po::value(&o.batch)->default_value(256), "images decoded and run at a time")
       ("no-resize", "refuse images whose size differs from the network's input instead of resizing them")

@@ -16,8 +16,9 @@ namespace ft {
 ShardMeta prediction_meta(const ModelInfo& info, std::int64_t count);
 
 // Softmax probabilities [count, classes] (CPU, float) for `count` images stored NHWC in `images`, each of
-// the model's input shape (height x width x channels bytes). Pixels reach the network exactly as in evaluation during training: normalised
-// with the training mean/std when config.data.normalize, logits under the run's train.tta.
+// the model's input shape (height x width x channels bytes). Pixels reach the network exactly as in the
+// run's test evaluation: normalised with the training mean/std when config.data.normalize, and the
+// logits taken under its train.tta.
 at::Tensor class_probabilities(const TrainedModel& model, std::vector<std::uint8_t> images, std::int64_t count);
 
 }  // namespace ft

@@ -6,7 +6,8 @@ set -euo pipefail
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_PYTHON:?}"
 src=/usr/share/datasets/fashion-mnist
 [ -f "$src/train-images-idx3-ubyte.gz" ] || { echo "SKIP: dataset-fashion-mnist not installed"; exit 77; }
-"$FUSETRAIN_PYTHON" -c "import h5py, PIL" 2>/dev/null || { echo "SKIP: $FUSETRAIN_PYTHON lacks h5py or pillow"; exit 77; }
+"$FUSETRAIN_PYTHON" -c "import h5py, PIL" 2>/dev/null ||
+  { echo "SKIP: $FUSETRAIN_PYTHON lacks h5py or pillow"; exit 77; }
 FT=$FUSETRAIN_BIN/fusetrain
 work=$FUSETRAIN_TMP/predict_images
 rm -rf "$work" && mkdir -p "$work"
@@ -80,8 +81,12 @@ grep -q "zz-broken.png: cannot decode PNG" "$work/corrupt.err" || fail "corrupt-
 cmp -s "$work/p.csv" "$work/keep.csv" || fail "a failed predict changed the existing --out file"
 [ -z "$(ls "$work" | grep -e '\.partial-' -e '^refused\.csv$')" ] || fail "a failed predict left output: $(ls "$work")"
 
-# --top 3: three classes per row, probabilities descending and summing to at most 1.
-"$FT" predict -c "$model" --top 3 --batch 7 "$work/images/01" --out "$work/top3.csv"
+# --top 3: three classes per row, probabilities descending and summing to at most 1; what a folder holds
+# besides images is reported.
+echo "not an image" > "$work/images/01/notes.txt"
+"$FT" predict -c "$model" --top 3 --batch 7 "$work/images/01" --out "$work/top3.csv" 2> "$work/top3.err"
+grep -q "skipped 1 folder entry that is hidden or not .jpg/.jpeg/.png (first: $work/images/01/notes.txt)" \
+  "$work/top3.err" || fail "no note of the skipped file: $(cat "$work/top3.err")"
 head -1 "$work/top3.csv" | grep -qx "path,class1,prob1,class2,prob2,class3,prob3" || fail "top-3 header"
 awk -F, 'NR > 1 { n++; if (NF != 7 || $3 < $5 || $5 < $7 || $3 + $5 + $7 > 1.000002 || $2 == $4 || $4 == $6) bad++ }
   END { exit !(n > 100 && bad == 0) }' "$work/top3.csv" || fail "top-3 rows malformed: $(head -3 "$work/top3.csv")"
