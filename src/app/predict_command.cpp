@@ -37,6 +37,7 @@ class CsvSink {
  public:
   explicit CsvSink(const std::string& path) {
     if (path.empty()) return;
+    remove_stale_temporaries(path);
     atomic_ = std::make_unique<AtomicFile>(path);
     file_.open(atomic_->temp_path(), std::ios::binary | std::ios::trunc);
     FT_REQUIRE(file_.is_open(), "--out ", path, ": cannot create ", atomic_->temp_path(), ": ", std::strerror(errno));
