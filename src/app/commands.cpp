@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       {"sweep", sweep_command},
       {"inspect", inspect_command},
       {"export", export_command},
+      {"predict", predict_command},
   };
   return table;
 }
