@@ -250,8 +250,7 @@ void Trainer::plan_steps() {
   s.train_params = s.train->augment_params(c.data.augment, c.train.seed, c.data.normalize);
   s.test_params = s.test->augment_params(0, false, 0, c.data.normalize);
   s.test_params.train = false;
-  s.eval_options = {c.data.test_batch_size, s.param_dtype, s.amp_dtype, c.precision.channels_last,
-                    c.regularization.label_smoothing, c.train.tta};
+  s.eval_options = eval_options(c);
 
   std::vector<at::Tensor> extra;
   if (c.train.lookahead_every > 0) {
