@@ -33,7 +33,7 @@ std::string confusion_table(const EvaluationRecord& record, bool csv) {
   const std::size_t k = record.classes.size();
   FT_CHECK(record.confusion.size() == k * k, "confusion matrix of ", record.confusion.size(), " counts for ", k,
            " classes");
-  TableRow header = {csv ? "true\\predicted" : "true \\\\ predicted"};
+  TableRow header = {"true \\ predicted"};
   for (const auto& c : record.classes) header.push_back(cell_text(c.name, csv));
   header.push_back("total");
   std::vector<TableRow> rows;
