@@ -24,5 +24,6 @@ int bench_command(int argc, char** argv);
 int info_command(int argc, char** argv);
 int sweep_command(int argc, char** argv);
 int inspect_command(int argc, char** argv);
+int evaluate_command(int argc, char** argv);
 
 }  // namespace ft
