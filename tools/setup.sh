@@ -12,7 +12,7 @@ apt_pkgs=(
   build-essential cmake ninja-build ccache pkg-config
   libopenmpi-dev openmpi-bin
   libhdf5-dev hdf5-tools
-  libyaml-cpp-dev libboost-program-options-dev
+  libyaml-cpp-dev libboost-program-options-dev nlohmann-json3-dev
   libgloo-dev libturbojpeg0-dev libpng-dev
   libgtest-dev libssl-dev zlib1g-dev gdb
   dataset-fashion-mnist

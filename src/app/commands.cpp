@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       {"sweep", sweep_command},
       {"inspect", inspect_command},
       {"evaluate", evaluate_command},
+      {"export", export_command},
   };
   return table;
 }

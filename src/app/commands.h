@@ -25,5 +25,6 @@ int info_command(int argc, char** argv);
 int sweep_command(int argc, char** argv);
 int inspect_command(int argc, char** argv);
 int evaluate_command(int argc, char** argv);
+int export_command(int argc, char** argv);
 
 }  // namespace ft

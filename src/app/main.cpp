@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
       "  bench    benchmarks: allreduce, step, kernels, gray, batch-size\n"
       "  info     show build, devices and backends\n"
       "  inspect  show an HDF5 file (data shard or results) without hdf5-tools\n"
-      "  sweep    expand a config's sweep: block into runs: SLURM job array, workstation plan, --run\n\n"
+      "  sweep    expand a config's sweep: block into runs: SLURM job array, workstation plan, --run\n"
+      "  export   write a trained network as safetensors or a torch.load-able file\n\n"
       "`fusetrain <command> --help` describes each command's options.\n";
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(usage.c_str(), argc < 2 ? stderr : stdout);

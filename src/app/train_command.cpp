@@ -37,6 +37,7 @@
 #include "runtime/world.h"
 #include "shard/shard_reader.h"
 #include "train/device_setup.h"
+#include "train/model_file.h"
 #include "train/trainer.h"
 
 namespace po = boost::program_options;
@@ -86,7 +87,7 @@ void require_same_config(const World& world, const Config& config) {
 
 // Where a run writes: the results file, and a checkpoint named so that the same command finds it again.
 struct RunPaths {
-  std::string name, results, checkpoint;
+  std::string name, results, checkpoint, model;  // model: "" when output.save_model is off
 };
 
 // Without output.name the results file is timestamped, but the checkpoint must keep one name per run
@@ -101,6 +102,7 @@ RunPaths run_paths(const Config& config, const World& world) {
                                           ? cat(stem, "-", fingerprint_digest(run_fingerprint(config, world.size())))
                                           : p.name;
   p.checkpoint = paths::join(config.output.dir, checkpoint_name + ".ckpt");
+  if (config.output.save_model) p.model = paths::join(config.output.dir, p.name + ".model");
   return p;
 }
 
@@ -120,6 +122,10 @@ void probe_outputs(const Config& config, const RunPaths& p) {
   }
   remove_stale_temporaries(p.results);
   remove_stale_temporaries(p.checkpoint);
+  if (!p.model.empty()) {
+    FT_REQUIRE(!paths::is_directory(p.model), "model path ", p.model, " is a directory");
+    remove_stale_temporaries(p.model);
+  }
 }
 
 // The model's layers for the results file, printed as a table: a CPU replica run on a zero image of the
@@ -157,12 +163,13 @@ void print_done(const RunRecord& record, const std::string& path) {
               s.epochs_run, s.wall_time_s, s.train_time_s, s.images_per_s, 100 * s.final_test_acc,
               100 * s.best_test_acc, s.best_epoch, s.peak_memory_bytes / 1048576.0,
               s.overfit ? cat(", overfitting from epoch ", s.overfit_epoch).c_str() : "", path.c_str());
+  if (!record.model_file.empty()) std::printf("model: %s\n", record.model_file.c_str());
   std::fflush(stdout);
 }
 
-// Gathers what every rank measured; rank 0 writes the results file and, once it is safely written,
-// removes the checkpoint.
-void write_run(const Config& config, const RunPaths& paths_of_run, const TrainOutcome& outcome,
+// Gathers what every rank measured; rank 0 writes the trained network, then the results file naming it,
+// and once both are safely written removes the checkpoint.
+void write_run(const Config& config, const RunPaths& paths_of_run, Network& network, const TrainOutcome& outcome,
                const std::vector<UtilizationSample>& samples, const std::vector<ModelLayer>& layers,
                const Provenance& provenance, const World& world) {
   const auto ranks = gather_rank_records(world, outcome.rank);
@@ -182,6 +189,10 @@ void write_run(const Config& config, const RunPaths& paths_of_run, const TrainOu
   for (const auto& rank : ranks)
     record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, rank.peak_memory_bytes);
   record.provenance = provenance;
+  if (!paths_of_run.model.empty()) {
+    save_model_file(paths_of_run.model, network, model_info(config, outcome.data));
+    record.model_file = paths_of_run.model;
+  }
   write_results(paths_of_run.results, record);
   paths::remove(paths_of_run.checkpoint);
   print_done(record, paths_of_run.results);
@@ -223,7 +234,7 @@ void run_training(const Config& config, const std::string& command_line, World& 
   GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
   const TrainOutcome outcome = trainer.run();
   const auto samples = gather_utilization(world, sampler.stop());
-  write_run(config, paths_of_run, outcome, samples, layers, provenance(command_line, started, *backend, world), world);
+  write_run(config, paths_of_run, *trainer.network(), outcome, samples, layers, provenance(command_line, started, *backend, world), world);
   if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
   world.barrier();
 }

@@ -55,6 +55,7 @@ std::string run_fingerprint(const Config& config, int ranks) {
   c.train.loss_check_every = defaults.train.loss_check_every;
   c.precision.channels_last = defaults.precision.channels_last;
   c.profile = defaults.profile;
+  c.output.save_model = defaults.output.save_model;
   const auto compression = c.distributed.compression;
   c.distributed = defaults.distributed;
   c.distributed.compression = compression;

@@ -11,8 +11,8 @@ namespace ft {
 
 // The resolved config as YAML with every resume-neutral key at its default, and `ranks: N`. Neutral:
 // train.epochs (a resumed run may train longer), the device, threads, evaluation and checkpoint
-// intervals, channels_last, profile.*, and every distributed.* key but compression: moving a pre-empted run to
-// another partition (GPU <-> CPU, another backend) continues the same computation.
+// intervals, channels_last, profile.*, output.save_model, and every distributed.* key but compression:
+// moving a pre-empted run to another partition (GPU <-> CPU, another backend) continues the same computation.
 std::string run_fingerprint(const Config& config, int ranks);
 
 // The keys whose values differ, each as "key: A in the checkpoint, B now"; empty when equal.

@@ -315,6 +315,9 @@ std::vector<Option> option_table(Config& c) {
 
   b.text("output.dir", &c.output.dir, "folder for results files and checkpoints");
   b.text("output.name", &c.output.name, "results file stem (default: model-dataset-Nr-timestamp)");
+  b.flag("output.save_model", &c.output.save_model,
+         "at the end, write the trained network (weights, config, input shape, classes, mean/std) to "
+         "<output.dir>/<name>.model for fusetrain evaluate, export and predict");
   return t;
 }
 

@@ -125,6 +125,7 @@ struct ProfileConfig {
 struct OutputConfig {
   std::string dir = "runs";
   std::string name;  // results file stem; "" = <model>-<dataset>-<ranks>r-<timestamp>
+  bool save_model = true;  // write the trained network to <dir>/<name>.model at the end
 };
 
 struct Config {

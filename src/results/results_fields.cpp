@@ -16,6 +16,7 @@ const FieldGroup<RunRecord>& run_attribute_fields() {
       FT_FIELD(RunRecord, dataset, "data set name from the shards"),
       FT_FIELD(RunRecord, precision, "precision.dtype"),
       FT_FIELD(RunRecord, batch_size, "data.batch_size: images per rank per micro-batch"),
+      FT_FIELD(RunRecord, model_file, "the trained network's file (fusetrain evaluate/export/predict), or empty"),
   }};
   return group;
 }

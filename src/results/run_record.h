@@ -68,6 +68,7 @@ struct RunRecord {
   std::string name, model, dataset, precision;
   int batch_size = 0;
   std::string config_yaml;
+  std::string model_file;  // the trained network's file, "" when output.save_model is off
   Provenance provenance;
   std::vector<EpochRecord> epochs;
   std::vector<RankRecord> ranks;

@@ -14,6 +14,7 @@
 #include "config/fingerprint.h"
 #include "io/atomic_file.h"
 #include "runtime/error.h"
+#include "train/model_file.h"
 #include "train/precision.h"
 #include "train/rank_streams.h"
 
@@ -49,33 +50,6 @@ at::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::strin
   at::Tensor t;
   archive.read(key, t);
   return t;
-}
-
-// Every parameter and buffer by its dotted name: the model's state, whatever its device and layout.
-std::vector<std::pair<std::string, at::Tensor>> model_state(Network& network) {
-  std::vector<std::pair<std::string, at::Tensor>> state;
-  for (const auto& item : network.named_parameters()) state.emplace_back(item.key(), item.value());
-  for (const auto& item : network.named_buffers()) state.emplace_back(item.key(), item.value());
-  return state;
-}
-
-void write_model(torch::serialize::OutputArchive& archive, Network& network) {
-  for (const auto& [name, tensor] : model_state(network))
-    archive.write(cat("model.", name), tensor.detach().to(at::kCPU).contiguous());
-}
-
-// Copies each stored tensor into the live one, which keeps its device, dtype and memory format (and
-// every reference the optimizer or gradient engine holds to it).
-void read_model(torch::serialize::InputArchive& archive, Network& network, const std::string& path) {
-  at::NoGradGuard no_grad;
-  for (auto& [name, tensor] : model_state(network)) {
-    at::Tensor stored;
-    FT_REQUIRE(archive.try_read(cat("model.", name), stored), "checkpoint ", path, " has no tensor '", name,
-               "' of this model");
-    FT_REQUIRE(stored.sizes() == tensor.sizes(), "checkpoint ", path, ": tensor '", name, "' has shape ",
-               stored.sizes(), " but this model's has ", tensor.sizes());
-    tensor.detach().copy_(stored);
-  }
 }
 
 // LibTorch's optimizers restore their state tensors on the archive's device (the CPU here): move each
@@ -158,7 +132,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
                      const std::vector<GeneratorState>& rank_generators) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive optimizer_archive;
-  write_model(archive, network);
+  write_model_tensors(archive, network);
   optimizer.save(optimizer_archive);
   archive.write("optimizer", optimizer_archive);
   archive.write("format", c10::IValue(kFormat));
@@ -201,7 +175,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
                     e.what_without_backtrace()));
   }
   require_same_run(archive, path, fingerprint);
-  read_model(archive, network, path);
+  read_model_tensors(archive, network, cat("checkpoint ", path));
   torch::serialize::InputArchive optimizer_archive;
   archive.read("optimizer", optimizer_archive);
   optimizer.load(optimizer_archive);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <torch/serialize/archive.h>
 
 #include <memory>
 #include <string>
@@ -34,6 +35,12 @@ ModelInfo model_info(const Config& config, const ShardMeta& meta);
 
 // Every parameter and buffer by its dotted name, as LibTorch names them (the names exports keep).
 std::vector<std::pair<std::string, at::Tensor>> model_state(Network& network);
+
+// The network's tensors as "model.<name>" entries of a LibTorch archive (model files and checkpoints), and
+// back: reading copies each into the live tensor (which keeps its device, dtype and layout) after checking
+// that it exists and has the same shape, naming `path` otherwise.
+void write_model_tensors(torch::serialize::OutputArchive& archive, Network& network);
+void read_model_tensors(torch::serialize::InputArchive& archive, Network& network, const std::string& path);
 
 // Writes `network` (any device or layout; stored as contiguous CPU tensors) and `info` to `path`
 // atomically: the file appears only once complete.

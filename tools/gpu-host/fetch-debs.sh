@@ -17,7 +17,7 @@ packages=(
   libsz2 libaec0 libcurl3-gnutls libnghttp2-14 librtmp1 libssh2-1 libpsl5
   libldap-2.5-0 libsasl2-2 libbrotli1
   # configuration and command line
-  libyaml-cpp0.7 libyaml-cpp-dev
+  libyaml-cpp0.7 libyaml-cpp-dev nlohmann-json3-dev
   libboost-program-options1.74.0 libboost-program-options1.74-dev libboost-program-options-dev libboost1.74-dev
   # Gloo collectives, image decoding
   libgloo0 libgloo-dev libhiredis0.14 libturbojpeg0 libturbojpeg0-dev libjpeg62-turbo

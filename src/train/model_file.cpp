@@ -1,0 +1,190 @@
+// Model files are LibTorch serialization archives: "model.<name>" tensors as in checkpoints, plus the run's
+// config, the input shape, class names and normalisation, so that no data set is needed to use them.
+#include "train/model_file.h"
+
+#include <torch/serialize.h>
+#include <torch/serialize/archive.h>
+
+#include <sstream>
+
+#include "config/loader.h"
+#include "io/atomic_file.h"
+#include "runtime/error.h"
+#include "shard/shard_reader.h"
+
+namespace ft {
+namespace {
+
+constexpr const char* kKind = "fusetrain-model";
+constexpr std::int64_t kModelFormat = 1;
+
+std::string shape_text(const InputShape& s) {
+  return cat(s.height, "x", s.width, "x", s.channels, " images of ", s.classes, " classes");
+}
+
+std::vector<double> doubles(const at::Tensor& t) {
+  const auto c = t.to(at::kCPU, at::kDouble).contiguous();
+  return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
+}
+
+at::Tensor tensor_of(const std::vector<double>& values) {
+  return at::tensor(values, at::TensorOptions().dtype(at::kDouble));
+}
+
+void load_archive(torch::serialize::InputArchive& archive, const std::string& path) {
+  try {
+    archive.load_from(path, at::Device(at::kCPU));
+  } catch (const c10::Error& e) {
+    throw Error(cat(path, " cannot be read as a fusetrain model file or checkpoint (missing, truncated or another "
+                          "format): ", e.what_without_backtrace()));
+  }
+}
+
+std::string read_text(torch::serialize::InputArchive& archive, const std::string& key, const std::string& path) {
+  c10::IValue value;
+  FT_REQUIRE(archive.try_read(key, value) && value.isString(), "model file ", path, " has no '", key, "' entry");
+  return value.toStringRef();
+}
+
+at::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::string& key, const std::string& path) {
+  at::Tensor t;
+  FT_REQUIRE(archive.try_read(key, t), path, " has no '", key, "' entry");
+  return t;
+}
+
+// The run config stored in a model file or checkpoint.
+Config stored_config(const std::string& yaml, const std::string& path) {
+  try {
+    return parse_config(yaml, cat(path, " (stored config)"));
+  } catch (const Error& e) {
+    throw Error(cat(path, " holds a config this fusetrain cannot read: ", e.what()));
+  }
+}
+
+ModelInfo read_model_info(torch::serialize::InputArchive& archive, const std::string& path) {
+  ModelInfo info;
+  info.config = stored_config(read_text(archive, "config", path), path);
+  info.dataset = read_text(archive, "dataset", path);
+  std::istringstream names(read_text(archive, "class_names", path));
+  for (std::string line; std::getline(names, line);) info.class_names.push_back(line);
+  const auto shape = read_tensor(archive, "input_shape", path).to(at::kLong);
+  FT_REQUIRE(shape.numel() == 4, "model file ", path, ": input_shape holds ", shape.numel(), " values, not 4");
+  auto a = shape.accessor<std::int64_t, 1>();
+  info.input = {static_cast<int>(a[0]), static_cast<int>(a[1]), static_cast<int>(a[2]), static_cast<int>(a[3])};
+  info.mean = doubles(read_tensor(archive, "mean", path));
+  info.std = doubles(read_tensor(archive, "std", path));
+  FT_REQUIRE(static_cast<int>(info.class_names.size()) == info.input.classes, "model file ", path, " names ",
+             info.class_names.size(), " classes but its network has ", info.input.classes, " outputs");
+  return info;
+}
+
+// A checkpoint describes no data: its input comes from the shards it was trained on (or `data_dir`).
+ModelInfo checkpoint_info(torch::serialize::InputArchive& archive, const std::string& path,
+                          const std::string& data_dir) {
+  // The fingerprint is the config followed by a last line "ranks: N" (config/fingerprint.h).
+  std::string fingerprint = read_text(archive, "fingerprint", path);
+  fingerprint = fingerprint.substr(0, fingerprint.rfind("ranks:"));
+  const Config config = stored_config(fingerprint, path);
+  const std::string dir = data_dir.empty() ? config.data.path : data_dir;
+  try {
+    return model_info(config, ShardReader(dir, "train").meta());
+  } catch (const Error& e) {
+    throw Error(cat("checkpoint ", path, " stores no data description and the shards it was trained on cannot be "
+                    "read (", e.what(), "): pass the data folder with --data"));
+  }
+}
+
+}  // namespace
+
+ModelInfo model_info(const Config& config, const ShardMeta& meta) {
+  ModelInfo info;
+  info.config = config;
+  info.input = {meta.channels, meta.height, meta.width, static_cast<int>(meta.class_names.size())};
+  info.dataset = meta.dataset;
+  info.class_names = meta.class_names;
+  info.mean = meta.mean;
+  info.std = meta.std;
+  return info;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> model_state(Network& network) {
+  std::vector<std::pair<std::string, at::Tensor>> state;
+  for (const auto& item : network.named_parameters()) state.emplace_back(item.key(), item.value());
+  for (const auto& item : network.named_buffers()) state.emplace_back(item.key(), item.value());
+  return state;
+}
+
+void write_model_tensors(torch::serialize::OutputArchive& archive, Network& network) {
+  for (const auto& [name, tensor] : model_state(network))
+    archive.write(cat("model.", name), tensor.detach().to(at::kCPU).contiguous());
+}
+
+void read_model_tensors(torch::serialize::InputArchive& archive, Network& network, const std::string& path) {
+  at::NoGradGuard no_grad;
+  for (auto& [name, tensor] : model_state(network)) {
+    at::Tensor stored;
+    FT_REQUIRE(archive.try_read(cat("model.", name), stored), path, " has no tensor '", name,
+               "' of this network (a file of another model or input shape?)");
+    FT_REQUIRE(stored.sizes() == tensor.sizes(), path, ": tensor '", name, "' has shape ", stored.sizes(),
+               " but this network's has ", tensor.sizes());
+    tensor.detach().copy_(stored);
+  }
+}
+
+void save_model_file(const std::string& path, Network& network, const ModelInfo& info) {
+  torch::serialize::OutputArchive archive;
+  archive.write("kind", c10::IValue(std::string(kKind)));
+  archive.write("format", c10::IValue(kModelFormat));
+  archive.write("config", c10::IValue(dump_config(info.config)));
+  archive.write("dataset", c10::IValue(info.dataset));
+  std::string names;
+  for (const auto& n : info.class_names) names += n + "\n";
+  archive.write("class_names", c10::IValue(names));
+  const auto& s = info.input;
+  archive.write("input_shape", at::tensor({std::int64_t{s.channels}, std::int64_t{s.height}, std::int64_t{s.width},
+                                           std::int64_t{s.classes}}, at::kLong));
+  archive.write("mean", tensor_of(info.mean));
+  archive.write("std", tensor_of(info.std));
+  write_model_tensors(archive, network);
+  std::ostringstream bytes;
+  try {
+    archive.save_to(bytes);
+  } catch (const c10::Error& e) {
+    throw Error(cat("cannot serialise model file ", path, ": ", e.what_without_backtrace()));
+  }
+  write_file_atomically(path, bytes.str());
+}
+
+TrainedModel load_trained_model(const std::string& path, const std::string& data_dir) {
+  torch::serialize::InputArchive archive;
+  load_archive(archive, path);
+  c10::IValue kind, format;
+  TrainedModel model;
+  if (archive.try_read("kind", kind)) {
+    FT_REQUIRE(kind.isString() && kind.toStringRef() == kKind, path, " is not a fusetrain model file");
+    FT_REQUIRE(archive.try_read("format", format) && format.isInt() && format.toInt() == kModelFormat, "model file ",
+               path, " was written by another fusetrain version (this one reads model format ", kModelFormat, ")");
+    model.info = read_model_info(archive, path);
+  } else if (archive.try_read("fingerprint", format)) {
+    model.info = checkpoint_info(archive, path, data_dir);
+  } else {
+    throw Error(cat(path, " is neither a fusetrain model file nor a checkpoint"));
+  }
+  model.network = make_network(model.info.config.model, model.info.input);
+  model.network->to(at::kCPU, at::kFloat);
+  read_model_tensors(archive, *model.network, path);
+  model.network->eval();
+  return model;
+}
+
+void require_compatible_data(const ModelInfo& info, const ShardMeta& meta, const std::string& model_path,
+                             const std::string& data_dir) {
+  const InputShape data{meta.channels, meta.height, meta.width, static_cast<int>(meta.class_names.size())};
+  const auto& m = info.input;
+  FT_REQUIRE(data.channels == m.channels && data.height == m.height && data.width == m.width &&
+                 data.classes == m.classes,
+             "the network in ", model_path, " takes ", shape_text(m), " but data ", data_dir, " holds ",
+             shape_text(data));
+}
+
+}  // namespace ft
