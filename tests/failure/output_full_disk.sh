@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A full file system (a tiny tmpfs, so this needs root; skipped otherwise): full at start must stop before the
-# first epoch; filling up while a checkpoint or the results file is written must give a clear error, no crash,
-# no success claimed and no broken or half-written file.
+# first epoch; filling up while a checkpoint, the model or the results file is written must give a clear
+# error, no crash, no success claimed and no broken or half-written file.
 set -euo pipefail
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -51,10 +51,24 @@ full_during_checkpoint() {
   pass
 }
 
+# 16 KB free: training runs, the trained network's file (written first, about as large as a checkpoint)
+# does not fit, so neither it nor the results file naming it appears.
+full_during_model() {
+  leave_free 16
+  write_config "$WORK/model.yaml" "$WORK/data" "output: {dir: $mnt/out, name: case}"
+  run_case full_during_model 90 "$FT" train --config "$WORK/model.yaml"
+  expect_failure
+  expect_message "error: .*$mnt/out/case\.model.*No space left on device"
+  expect_no_message "^results: "
+  expect_no_partial "$mnt/out"
+  [ ! -e "$mnt/out/case.h5" ] || ft_fail "a results file naming a model that was not written was left behind"
+  pass
+}
+
 # 12 KB free: training runs, the results file (about 22 KB) does not fit.
 full_during_results() {
   leave_free 12
-  write_config "$WORK/results.yaml" "$WORK/data" "output: {dir: $mnt/out, name: case}"
+  write_config "$WORK/results.yaml" "$WORK/data" "output: {dir: $mnt/out, name: case, save_model: false}"
   run_case full_during_results 90 "$FT" train --config "$WORK/results.yaml"
   expect_failure
   expect_message "error: .*$mnt/out/case\.h5.*No space left on device"
@@ -68,5 +82,6 @@ full_during_results() {
 
 check full_at_start
 check full_during_checkpoint
+check full_during_model
 check full_during_results
 finish "full output file system"

@@ -23,7 +23,8 @@ FORMAT_VERSION = 2
 _TEXT, _I32, _I64, _F64 = "string", "int32", "int64", "float64"
 # group -> {field: stored HDF5 type}; tables store int and bool columns as int32, attributes as int64.
 FIELDS = {
-    "/": {"name": _TEXT, "model": _TEXT, "dataset": _TEXT, "precision": _TEXT, "batch_size": _I64, "config": _TEXT},
+    "/": {"name": _TEXT, "model": _TEXT, "dataset": _TEXT, "precision": _TEXT, "batch_size": _I64, "model_file": _TEXT,
+          "config": _TEXT},
     "/provenance": {"program_version": _TEXT, "git_commit": _TEXT, "torch_version": _TEXT, "cuda_version": _TEXT,
                     "mpi_version": _TEXT, "command_line": _TEXT, "started_at": _TEXT, "backend": _TEXT,
                     "allreduce": _TEXT, "world_size": _I64, "node_count": _I64},
@@ -79,6 +80,7 @@ class Run:
     dataset: str
     precision: str
     batch_size: int
+    model_file: str     # the trained network's file, "" when the run kept none
     config: str
     provenance: dict
     epochs: dict        # column -> numpy array, one entry per epoch
@@ -131,7 +133,8 @@ def read_run(path) -> Run:
             _require_fields(f)
             return Run(path=path, name=_text(f.attrs["name"]), model=_text(f.attrs["model"]),
                        dataset=_text(f.attrs["dataset"]), precision=_text(f.attrs["precision"]),
-                       batch_size=int(f.attrs["batch_size"]), config=_text(f["config"][0]),
+                       batch_size=int(f.attrs["batch_size"]), model_file=_text(f.attrs["model_file"]),
+                       config=_text(f["config"][0]),
                        provenance=_attrs(f["provenance"]), epochs=_columns(f["epochs"]),
                        ranks=_columns(f["ranks"]), utilization=_columns(f["utilization"]),
                        layers=_columns(f["model"]), summary=_attrs(f["summary"]))
