@@ -48,6 +48,15 @@ Config evaluation_config(const EvaluationRequest& r, const Config& stored, const
   return c;
 }
 
+// The device of this rank for --device (placement's messages speak of train.device, which --device sets).
+at::Device placed(const Config& c, const EvaluationRequest& r, const World& world) {
+  try {
+    return place_rank(c, world);
+  } catch (const Error& e) {
+    throw Error(cat("--device ", choice_name(r.device), ": ", e.what()));
+  }
+}
+
 // fp16 and bf16 autocast need a GPU: on the CPU the network is evaluated in fp32.
 void fit_precision(Config& c, const at::Device& device, const World& world) {
   if (device.is_cuda() || (c.precision.dtype != Precision::fp16 && c.precision.dtype != Precision::bf16)) return;
@@ -152,7 +161,7 @@ EvaluationRecord evaluate_model(const EvaluationRequest& r, const World& world) 
   const std::string data_dir = !r.data_dir.empty() ? r.data_dir : given ? given->data.path : "";
   TrainedModel model = load_trained_model(r.model_path, data_dir);
   Config c = evaluation_config(r, model.info.config, given.get());
-  const at::Device device = place_rank(c, world);
+  const at::Device device = placed(c, r, world);
   fit_precision(c, device, world);
   const Slice slice = load_slice(c, r, model.info, world, device);
 
