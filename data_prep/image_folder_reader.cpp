@@ -3,7 +3,6 @@
 #include "data_prep/image_folder_reader.h"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 #include <vector>
 
@@ -26,13 +25,6 @@ std::vector<std::string> class_folders(const std::string& split_dir) {
   return names;
 }
 
-bool is_image_name(const std::string& name) {
-  const auto dot = name.rfind('.');
-  std::string ext = dot == std::string::npos ? std::string() : name.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
-}
-
 // (path, label) of every image of a split, each class's files sorted by name, the classes interleaved:
 // class 0's first file, class 1's first, ..., then every class's second file, and so on.
 std::vector<std::pair<std::string, int>> list_images(const std::string& split_dir,
@@ -44,7 +36,7 @@ std::vector<std::pair<std::string, int>> list_images(const std::string& split_di
     std::vector<std::string> files;
     for (const std::string& file : paths::list_directory(class_dir)) {
       const std::string path = paths::join(class_dir, file);
-      if (file.front() != '.' && is_image_name(file) && paths::is_regular_file(path)) files.push_back(path);
+      if (file.front() != '.' && has_image_extension(file) && paths::is_regular_file(path)) files.push_back(path);
     }
     FT_REQUIRE(!files.empty(), class_dir, ": class folder has no .jpg, .jpeg or .png images");
     std::sort(files.begin(), files.end());

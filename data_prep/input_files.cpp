@@ -2,6 +2,8 @@
 // that names the file, so a user can tell which of a release's many files is at fault.
 #include "data_prep/input_files.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +31,13 @@ void require_file(const std::string& path, const std::string& expected) {
 
 std::uint64_t file_size(const std::string& path) {
   return paths::file_size(path);
+}
+
+bool has_image_extension(const std::string& name) {
+  const auto dot = name.rfind('.');
+  std::string ext = dot == std::string::npos ? std::string() : name.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
 std::vector<std::uint8_t> read_bytes(const std::string& path) {

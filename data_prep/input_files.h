@@ -19,6 +19,9 @@ void require_file(const std::string& path, const std::string& expected);
 
 std::uint64_t file_size(const std::string& path);
 
+// True for names ending in .jpg, .jpeg or .png in any case: the files image folders are made of.
+bool has_image_extension(const std::string& name);
+
 // The whole file; errors name the path and the system's reason.
 std::vector<std::uint8_t> read_bytes(const std::string& path);
 

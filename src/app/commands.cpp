@@ -16,6 +16,7 @@ const std::vector<Command>& commands() {
       {"inspect", inspect_command},
       {"evaluate", evaluate_command},
       {"export", export_command},
+      {"predict", predict_command},
   };
   return table;
 }

@@ -26,5 +26,6 @@ int sweep_command(int argc, char** argv);
 int inspect_command(int argc, char** argv);
 int evaluate_command(int argc, char** argv);
 int export_command(int argc, char** argv);
+int predict_command(int argc, char** argv);
 
 }  // namespace ft
