@@ -9,11 +9,6 @@
 namespace ft::test {
 namespace {
 
-std::string bytes_of(const at::Tensor& t) {
-  const auto c = t.contiguous();
-  return std::string(static_cast<const char*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes()));
-}
-
 TEST(RunningStatistics, AveragedOverRanksBeforeEvaluation) {
   const World& world = ft::test::world();
   Config c = small_config(synthetic_shards("running_statistics", 96, 2), "mpi");
