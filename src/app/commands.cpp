@@ -14,6 +14,7 @@ const std::vector<Command>& commands() {
       {"info", info_command},
       {"sweep", sweep_command},
       {"inspect", inspect_command},
+      {"evaluate", evaluate_command},
       {"export", export_command},
       {"predict", predict_command},
   };

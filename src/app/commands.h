@@ -24,6 +24,7 @@ int bench_command(int argc, char** argv);
 int info_command(int argc, char** argv);
 int sweep_command(int argc, char** argv);
 int inspect_command(int argc, char** argv);
+int evaluate_command(int argc, char** argv);
 int export_command(int argc, char** argv);
 int predict_command(int argc, char** argv);
 

@@ -8,6 +8,7 @@
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/error_text.h"
+#include "config/number_text.h"
 #include "io/h5.h"
 #include "io/paths.h"
 #include "runtime/error_report.h"
@@ -34,7 +35,8 @@ std::string attribute_text(hid_t object, const std::string& name) {
     return out;
   }
   std::string out;
-  for (double v : h5::attr_doubles(object, name)) out += cat(out.empty() ? "" : ", ", v);
+  // Shortest exact text: a value read here compares exactly with what was written.
+  for (double v : h5::attr_doubles(object, name)) out += cat(out.empty() ? "" : ", ", shortest_number(v));
   return out;
 }
 

@@ -1,6 +1,7 @@
 // `fusetrain report FILE...`: a markdown (or CSV) table of the given results files, sorted and with
-// extra config-key columns on request, per-rank rows or model summaries; `--fields` lists the results
-// file's fields as JSON for other readers. Reads files only; never needs MPI.
+// extra config-key columns on request, per-rank rows or model summaries; `--confusion` shows evaluation
+// files' confusion matrices; `--fields` lists the results file's fields as JSON for other readers. Reads
+// files only; never needs MPI.
 #include <boost/program_options.hpp>
 
 #include <cstdio>
@@ -9,19 +10,41 @@
 #include "app/commands.h"
 #include "app/error_text.h"
 #include "results/detail_tables.h"
+#include "results/evaluation_file.h"
+#include "results/evaluation_tables.h"
 #include "results/report_table.h"
 #include "results/results_file.h"
+#include "results/table_render.h"
 #include "runtime/error.h"
 
 namespace po = boost::program_options;
 
 namespace ft {
+namespace {
+
+// Markdown: a heading and the matrix per file; CSV: the matrices one after another, each with its header.
+std::string confusion_tables(const std::vector<std::string>& files, bool csv) {
+  std::string out;
+  for (const auto& file : files) {
+    const EvaluationRecord record = read_evaluation(file);
+    const auto& s = record.summary;
+    if (!csv)
+      out += cat("### ", file, ": ", s.split, " split, ", s.images, " images, accuracy ", fixed(100 * s.top1, 2),
+                 "% (rows: true class, columns: predicted class)\n\n");
+    out += confusion_table(record, csv);
+    if (!csv) out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
 
 int report_command(int argc, char** argv) {
   po::options_description options("fusetrain report: table of results files\n\n"
                                   "usage: fusetrain report [--csv] [--sort KEY] [--group KEY] [--key CONFIG.KEY ...] FILE.h5...\n"
                                   "       fusetrain report --per-rank [--csv] FILE.h5...\n"
                                   "       fusetrain report --model [--csv] FILE.h5...\n"
+                                  "       fusetrain report --confusion [--csv] EVALUATION.h5...\n"
                                   "       fusetrain report --fields\n\n"
                                   "options");
   options.add_options()
@@ -31,6 +54,7 @@ int report_command(int argc, char** argv) {
       ("group", po::value<std::string>(), "one table per value of a column or config key (CSV: a leading column)")
       ("per-rank", "one row per rank: time split, peak memory, train loss and accuracy on the rank's slice")
       ("model", "each run's model summary: layers, output shapes, parameters")
+      ("confusion", "the confusion matrix of evaluation files (written by fusetrain evaluate), with class names")
       ("fields", "every field of the results file as JSON (group, name, stored type, meaning) and exit")
       ("help,h", "show this help");
   po::options_description hidden;
@@ -55,8 +79,10 @@ int report_command(int argc, char** argv) {
     return 2;
   }
   try {
+    const auto& files = vm["files"].as<std::vector<std::string>>();
+    if (vm.count("confusion")) return std::cout << confusion_tables(files, vm.count("csv") > 0), 0;
     std::vector<RunRecord> runs;
-    for (const auto& f : vm["files"].as<std::vector<std::string>>()) runs.push_back(read_results(f));
+    for (const auto& f : files) runs.push_back(read_results(f));
     const bool csv = vm.count("csv") > 0;
     if (vm.count("per-rank")) return std::cout << per_rank_table(runs, csv), 0;
     if (vm.count("model")) return std::cout << model_tables(runs, csv), 0;

@@ -31,6 +31,22 @@ struct Field {
 #define FT_FIELD_AS(Record, name, expr, meaning) \
   ::ft::Field<Record> { name, meaning, [](Record& r) -> ::ft::FieldRef { return &r.expr; } }
 
+// A dataset of many values for one record (a matrix, per-image outputs): declared with its stored element
+// type and its shape in words, and written by the code that owns the record.
+struct ArrayField {
+  const char* name;
+  const char* stored;  // "int64", "float32", ...
+  const char* shape;   // e.g. "[K,K]" (K classes)
+  const char* meaning;
+};
+
+struct ArrayGroup {
+  const char* path;
+  std::vector<ArrayField> fields;
+  // The declaration of `name`; throws ft::Error (a writer and its table disagree) when there is none.
+  const ArrayField& field(const std::string& name) const;
+};
+
 // How a group of fields is stored: attributes of one HDF5 object, one dataset per field (a table, one
 // element per record), or one single-string dataset per field.
 enum class FieldLayout { attributes, columns, text_datasets };

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "runtime/error.h"
+
 namespace ft {
 
 const FieldGroup<RunRecord>& run_attribute_fields() {
@@ -123,6 +125,54 @@ const FieldGroup<RunSummary>& summary_fields() {
   return group;
 }
 
+const FieldGroup<EvaluationSummary>& evaluation_fields() {
+  static const FieldGroup<EvaluationSummary> group{"/evaluation", FieldLayout::attributes, {
+      FT_FIELD(EvaluationSummary, split, "split evaluated: test or train"),
+      FT_FIELD(EvaluationSummary, checkpoint, "model file or training checkpoint evaluated, as given"),
+      FT_FIELD(EvaluationSummary, data, "data folder the images came from"),
+      FT_FIELD(EvaluationSummary, dataset, "data set name from the shards"),
+      FT_FIELD(EvaluationSummary, model, "model.name"),
+      FT_FIELD(EvaluationSummary, tta, "test-time augmentation: none, flip or flip_translate"),
+      FT_FIELD(EvaluationSummary, images, "images evaluated (data.limit_test/limit_train applied)"),
+      FT_FIELD(EvaluationSummary, loss, "mean cross-entropy loss with the run's label smoothing"),
+      FT_FIELD(EvaluationSummary, label_smoothing, "regularization.label_smoothing of the loss"),
+      FT_FIELD(EvaluationSummary, top1, "top-1 accuracy in [0,1]"),
+      FT_FIELD(EvaluationSummary, top5, "top-k accuracy in [0,1], k = top_k"),
+      FT_FIELD(EvaluationSummary, top_k, "k of top5: min(5, classes)"),
+  }};
+  return group;
+}
+
+const FieldGroup<ClassRecord>& evaluation_class_fields() {
+  static const FieldGroup<ClassRecord> group{"/evaluation", FieldLayout::columns, {
+      FT_FIELD_AS(ClassRecord, "class_names", name, "class name; row k is class k (the model's output k)"),
+      FT_FIELD(ClassRecord, precision, "images predicted k that are of class k, in [0,1] (0: none predicted k)"),
+      FT_FIELD(ClassRecord, recall, "images of class k predicted k, in [0,1] (0: none of class k)"),
+      FT_FIELD(ClassRecord, accuracy,
+               "one-vs-rest accuracy of class k: (images - false positives - false negatives) / images"),
+      FT_FIELD(ClassRecord, support, "images of class k"),
+      FT_FIELD(ClassRecord, predicted, "images predicted k"),
+  }};
+  return group;
+}
+
+const ArrayGroup& evaluation_array_fields() {
+  static const ArrayGroup group{"/evaluation", {
+      {"confusion", "int64", "[K,K]", "confusion matrix: row = true class, column = predicted class"},
+      {"logits", "float32", "[N,K]",
+       "only with --logits N: fp32 network outputs before softmax, no test-time augmentation, of the split's "
+       "first N images"},
+      {"labels", "int64", "[N]", "only with --logits N: the true class of each logits row"},
+  }};
+  return group;
+}
+
+const ArrayField& ArrayGroup::field(const std::string& name) const {
+  for (const auto& f : fields)
+    if (name == f.name) return f;
+  throw_error(__FILE__, __LINE__, cat("no array ", name, " is declared in ", path));
+}
+
 namespace {
 
 std::string quoted(const std::string& text) {
@@ -151,6 +201,15 @@ const char* layout_name(FieldLayout layout) {
   return "?";
 }
 
+void list(std::ostringstream& out, const ArrayGroup& group, bool& first) {
+  for (const auto& f : group.fields) {
+    out << (first ? "\n" : ",\n") << "  {\"group\": " << quoted(group.path) << ", \"layout\": \"array\", \"name\": "
+        << quoted(f.name) << ", \"stored\": " << quoted(f.stored) << ", \"shape\": " << quoted(f.shape)
+        << ", \"meaning\": " << quoted(f.meaning) << "}";
+    first = false;
+  }
+}
+
 template <typename Record>
 void list(std::ostringstream& out, const FieldGroup<Record>& group, bool& first) {
   for (const auto& f : group.fields) {
@@ -176,6 +235,9 @@ std::string results_fields_json() {
   list(out, utilization_fields(), first);
   list(out, model_fields(), first);
   list(out, summary_fields(), first);
+  list(out, evaluation_fields(), first);
+  list(out, evaluation_class_fields(), first);
+  list(out, evaluation_array_fields(), first);
   out << "\n]}\n";
   return out.str();
 }

@@ -16,6 +16,18 @@ at::Tensor flip_mean(Network& net, const at::Tensor& x) {
 
 }  // namespace
 
+EvalOptions eval_options(const Config& c) {
+  const at::ScalarType dtype = training_dtype(c.precision.dtype);
+  EvalOptions options;
+  options.batch = c.data.test_batch_size;
+  options.input_dtype = dtype == at::kDouble ? at::kDouble : at::kFloat;
+  options.amp_dtype = (dtype == at::kHalf || dtype == at::kBFloat16) ? dtype : at::kFloat;
+  options.channels_last = c.precision.channels_last;
+  options.label_smoothing = c.regularization.label_smoothing;
+  options.tta = c.train.tta;
+  return options;
+}
+
 at::Tensor tta_logits(Network& net, const at::Tensor& x, Tta tta) {
   if (tta == Tta::none) return net.forward(x).to(at::kFloat);
   if (tta == Tta::flip) return flip_mean(net, x);
@@ -28,23 +40,33 @@ at::Tensor tta_logits(Network& net, const at::Tensor& x, Tta tta) {
          0.25 * flip_mean(net, up_left.contiguous(x.suggest_memory_format()));
 }
 
+void for_each_eval_batch(Network& net, const DeviceDataset& data, const AugmentParams& params,
+                         const EvalOptions& options, const std::function<void(const EvalBatch&)>& visit) {
+  at::NoGradGuard no_grad;
+  for (std::int64_t begin = 0; begin < data.size(); begin += options.batch) {
+    const std::int64_t n = std::min<std::int64_t>(options.batch, data.size() - begin);
+    const auto idx = at::arange(begin, begin + n, at::TensorOptions().dtype(at::kLong));
+    auto [x, y] = data.batch(idx, params, 0, options.input_dtype, options.channels_last);
+    at::Tensor logits;
+    {
+      AutocastScope autocast(data.device(), options.amp_dtype);
+      logits = tta_logits(net, x, options.tta);
+    }
+    visit({x, logits, y, begin});
+  }
+}
+
 EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams& params, const EvalOptions& options,
                     const World& world) {
   net.eval();
-  at::NoGradGuard no_grad;
   const auto device = test.device();
   auto loss_sum = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kDouble));
   auto correct = at::zeros({1}, at::TensorOptions().device(device).dtype(at::kLong));
-  for (std::int64_t begin = 0; begin < test.size(); begin += options.batch) {
-    const std::int64_t n = std::min<std::int64_t>(options.batch, test.size() - begin);
-    const auto idx = at::arange(begin, begin + n, at::TensorOptions().dtype(at::kLong));
-    auto [x, y] = test.batch(idx, params, 0, options.input_dtype, options.channels_last);
-    AutocastScope autocast(device, options.amp_dtype);
-    const auto logits = tta_logits(net, x, options.tta);
-    loss_sum += at::cross_entropy_loss(logits, y, {}, at::Reduction::Sum, -100, options.label_smoothing)
+  for_each_eval_batch(net, test, params, options, [&](const EvalBatch& b) {
+    loss_sum += at::cross_entropy_loss(b.logits, b.labels, {}, at::Reduction::Sum, -100, options.label_smoothing)
                     .to(at::kDouble);
-    correct += logits.argmax(1).eq(y).sum();
-  }
+    correct += b.logits.argmax(1).eq(b.labels).sum();
+  });
   double sums[3] = {loss_sum.item<double>(), static_cast<double>(correct.item<std::int64_t>()),
                     static_cast<double>(test.size())};
   const CollectiveLabel label("evaluation metrics");

@@ -4,9 +4,11 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <string>
 
 #include "config/choices.h"
+#include "config/schema.h"
 #include "data/dataset.h"
 #include "models/network.h"
 
@@ -26,10 +28,29 @@ struct EvalOptions {
   Tta tta = Tta::none;
 };
 
+// The evaluation settings of a run's config: data.test_batch_size, the input and autocast dtypes of its
+// precision (as training uses them), channels_last, label smoothing and train.tta.
+EvalOptions eval_options(const Config& config);
+
 // The logits of `x` under test-time augmentation `tta`: none; flip (the mean over x and its mirror
 // image); flip_translate (half that, plus a quarter each of the same mean for x shifted by one pixel
 // down-right and up-left, reflect-padded).
 at::Tensor tta_logits(Network& net, const at::Tensor& x, Tta tta);
+
+// One batch of an evaluation pass: the network's input, its fp32 logits under the test-time augmentation,
+// the labels, and the local index of the batch's first image.
+struct EvalBatch {
+  const at::Tensor& x;
+  const at::Tensor& logits;
+  const at::Tensor& labels;
+  std::int64_t begin;
+};
+
+// Runs `net` without gradients over `data` in order, in batches of options.batch assembled without
+// augmentation (params.train false) under the options' autocast, and hands each batch to `visit`
+// (outside the autocast): the one evaluation path of training and `fusetrain evaluate`.
+void for_each_eval_batch(Network& net, const DeviceDataset& data, const AugmentParams& params,
+                         const EvalOptions& options, const std::function<void(const EvalBatch&)>& visit);
 
 // Global test loss and accuracy (collective: every rank calls it); the network is left in train mode.
 EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams& params, const EvalOptions& options,

@@ -49,6 +49,31 @@ void broadcast_state(Network& net, const World& world) {
   }
 }
 
+// BatchNorm running statistics drift apart between replicas, each seeing its own batches (they never enter a
+// gradient). Their mean over ranks is what every evaluation scores and what the model file keeps, so the
+// accuracy a run prints is the saved network's. Integer buffers (batch counts) are equal on every rank.
+void average_running_statistics(Network& net, const World& world) {
+  if (world.size() == 1) return;
+  std::vector<at::Tensor> buffers;
+  for (const auto& b : net.buffers())
+    if (b.is_floating_point()) buffers.push_back(b);
+  if (buffers.empty()) return;
+  std::vector<at::Tensor> flat;
+  for (const auto& b : buffers) flat.push_back(b.detach().to(at::kCPU, at::kDouble).reshape(-1));
+  auto host = at::cat(flat).contiguous();
+  {
+    const CollectiveLabel label("batch-norm running statistics");
+    world.allreduce_sum(host.data_ptr<double>(), static_cast<int>(host.numel()));
+  }
+  host.div_(world.size());
+  at::NoGradGuard no_grad;
+  std::int64_t offset = 0;
+  for (auto& b : buffers) {
+    b.detach().copy_(host.narrow(0, offset, b.numel()).view(b.sizes()));
+    offset += b.numel();
+  }
+}
+
 // The index of an image draw in the augmentation's random streams: an epoch holds fewer than 2^40 draws,
 // and within it draws are numbered in global batch order (slot by slot, rank by rank), so a draw's
 // augmentation does not depend on which rank makes it.
@@ -250,8 +275,7 @@ void Trainer::plan_steps() {
   s.train_params = s.train->augment_params(c.data.augment, c.train.seed, c.data.normalize);
   s.test_params = s.test->augment_params(0, false, 0, c.data.normalize);
   s.test_params.train = false;
-  s.eval_options = {c.data.test_batch_size, s.param_dtype, s.amp_dtype, c.precision.channels_last,
-                    c.regularization.label_smoothing, c.train.tta};
+  s.eval_options = eval_options(c);
 
   std::vector<at::Tensor> extra;
   if (c.train.lookahead_every > 0) {
@@ -433,6 +457,7 @@ void Trainer::evaluate_into(EpochRecord& record) {
   if (record.epoch % config_.train.eval_every != 0 && record.epoch != config_.train.epochs) return;
   auto& s = *state_;
   s.clock->begin();
+  average_running_statistics(*network_, world_);
   const auto result = evaluate(*network_, *s.test, s.test_params, s.eval_options, world_);
   s.clock->end(Phase::kEval);
   record.test_loss = result.loss;

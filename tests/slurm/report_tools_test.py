@@ -1,5 +1,6 @@
 # The report tools against the writer's own field table (`fusetrain report --fields`): results.py must
-# declare the same fields, and plots.py and summary.py must make their pages from files written in it.
+# declare the same fields, and plots.py and summary.py must make their pages (and plots.py the heat map of an
+# evaluation file) from files written in it.
 """Usage: python report_tools_test.py FUSETRAIN_BINARY SOURCE_DIR WORK_DIR"""
 import json
 import pathlib
@@ -54,7 +55,7 @@ def write_results(listing: dict, path: pathlib.Path, name: str, ranks: int, batc
         for field in listing["fields"]:
             group, key, stored = field["group"], field["name"], field["stored"]
             full = f"{group.rstrip('/')}/{key}"
-            if full == skip:
+            if full == skip or group == "/evaluation":  # evaluation files: write_evaluation below
                 continue
             where = f.require_group(group)
             if field["layout"] == "columns":
@@ -70,6 +71,36 @@ def write_results(listing: dict, path: pathlib.Path, name: str, ranks: int, batc
                 where.attrs.create(key, values.get(full, f"test-{key}"), dtype=strings)
             else:
                 where.attrs[key] = numpy_type[stored](values.get(full, 1))
+
+
+def write_evaluation(listing: dict, path: pathlib.Path, classes: list[str]) -> None:
+    """An evaluation file with every /evaluation field of the writer's listing (but the logits)."""
+    k = len(classes)
+    confusion = np.arange(k * k, dtype=np.int64).reshape(k, k) % 4 + 10 * np.eye(k, dtype=np.int64)
+    values = {"class_names": classes, "confusion": confusion, "split": "test", "images": int(confusion.sum()),
+              "top1": float(np.trace(confusion) / confusion.sum())}
+    numpy_type = {"int32": np.int32, "int64": np.int64, "float64": np.float64, "float32": np.float32}
+    strings = h5py.string_dtype()
+    with h5py.File(path, "w") as f:
+        f.attrs.create("format", "fusetrain-evaluation", dtype=strings)
+        f.attrs["format_version"] = np.int64(1)
+        group = f.require_group("evaluation")
+        for field in (x for x in listing["fields"] if x["group"] == "/evaluation"):
+            key, stored, layout = field["name"], field["stored"], field["layout"]
+            if key in ("logits", "labels"):
+                continue
+            if layout == "columns":
+                value = values.get(key, np.linspace(0.5, 1.0, k))
+                if stored == "string":
+                    group.create_dataset(key, data=list(value), dtype=strings)
+                else:
+                    group[key] = np.asarray(value).astype(numpy_type[stored])
+            elif layout == "array":
+                group[key] = np.asarray(values[key]).astype(numpy_type[stored])
+            elif stored == "string":
+                group.attrs.create(key, values.get(key, f"test-{key}"), dtype=strings)
+            else:
+                group.attrs[key] = numpy_type[stored](values.get(key, 1))
 
 
 def check(condition: bool, message: str) -> None:
@@ -146,6 +177,20 @@ def main() -> int:
                    check=True)
     check(sorted(p.name for p in single.iterdir()) == [f"{names[0]}-curves.png", f"{names[0]}-time.png"],
           f"plots.py of one file wrote {sorted(p.name for p in single.iterdir())}")
+
+    evaluation = work / "model-eval-test.h5"
+    write_evaluation(listing, evaluation, ["T-shirt/top", "Trouser", "Pullover", "Dress"])
+    read = reader.read_evaluation(evaluation)
+    check(read.confusion.shape == (4, 4) and read.classes["class_names"][0] == "T-shirt/top" and read.logits is None,
+          f"read_evaluation: {read}")
+    heat = work / "heat" / "matrix.png"
+    subprocess.run([sys.executable, str(tools / "plots.py"), "--confusion", str(evaluation), "--out", str(heat)],
+                   check=True)
+    check(heat.read_bytes()[:4] == b"\x89PNG", "plots.py --confusion wrote no PNG")
+    done = subprocess.run([sys.executable, str(tools / "plots.py"), "--confusion", str(results / f"{names[0]}.h5")],
+                          capture_output=True, text=True)
+    check(done.returncode == 1 and "not a fusetrain evaluation file" in done.stderr,
+          f"plots.py --confusion on a results file: {done.returncode} {done.stderr}")
     print("PASS")
     return 0
 

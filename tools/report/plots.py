@@ -1,6 +1,8 @@
 # Plots of fusetrain results files: per run the loss/accuracy curves, GPU utilization and the per-rank
-# time split; across runs (a sweep) overlaid curves and the time split of each run. PNG, matplotlib Agg.
+# time split; across runs (a sweep) overlaid curves and the time split of each run; the confusion matrix of
+# an evaluation file as a heat map. PNG, matplotlib Agg.
 """Usage: python tools/report/plots.py [--out DIR] RESULTS...
+       python tools/report/plots.py --confusion EVALUATION.h5 [--confusion ...] [--out DIR | --out FILE.png]
 
 RESULTS are .h5 results files, sweep directories (runs/sweeps/NAME, read through points.tsv) or folders
 of .h5 files. DIR defaults to <sweep>/report for a single sweep directory, else ./plots. Writes:
@@ -11,6 +13,10 @@ of .h5 files. DIR defaults to <sweep>/report for a single sweep directory, else 
                          communication (comm_wait), data, eval
   sweep-curves.png       test loss and test accuracy of every run, overlaid (two or more runs)
   sweep-time.png         the same time split for every run, averaged over its ranks (two or more runs)
+
+With --confusion, EVALUATION.h5 files written by `fusetrain evaluate` instead: <stem>-confusion.png, a heat
+map of each true class's share predicted as each class (rows: true class, columns: predicted), with the
+counts written in the cells. --out FILE.png names the file when there is one evaluation.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from results import Run, find_results, read_run  # noqa: E402
+from results import Evaluation, Run, find_results, read_evaluation, read_run  # noqa: E402
 
 CATEGORIES = {  # shown name -> /ranks columns summed into it
     "compute": ("forward_s", "backward_s", "optimizer_s"),
@@ -161,6 +167,47 @@ def make_plots(runs: list[Run], out: pathlib.Path) -> list[pathlib.Path]:
     return written
 
 
+def plot_confusion(evaluation: Evaluation, path: pathlib.Path) -> None:
+    counts = evaluation.confusion
+    names = evaluation.classes["class_names"]
+    shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    size = max(5.0, 0.6 * len(names) + 2)
+    fig, ax = plt.subplots(figsize=(size + 1.5, size))
+    image = ax.imshow(shares, cmap="Blues", vmin=0.0, vmax=1.0)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the true class")
+    ticks = np.arange(len(names))
+    ax.set_xticks(ticks, names, rotation=45, ha="right")
+    ax.set_yticks(ticks, names)
+    ax.set_xlabel("predicted class")
+    ax.set_ylabel("true class")
+    if len(names) <= 30:
+        for t in range(len(names)):
+            for p in range(len(names)):
+                ax.text(p, t, str(counts[t, p]), ha="center", va="center", fontsize=8,
+                        color="white" if shares[t, p] > 0.5 else "black")
+    s = evaluation.summary
+    ax.set_title(f"{s['split']}: accuracy {100 * s['top1']:.2f}% over {s['images']} images")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def confusion_plots(files: list[str], out: pathlib.Path | None) -> list[pathlib.Path]:
+    """Heat maps of evaluation files: into `out` as a folder, or as `out` itself when it names one .png."""
+    evaluations = [read_evaluation(f) for f in files]
+    if out is not None and out.suffix == ".png":
+        if len(evaluations) != 1:
+            raise ValueError(f"--out {out} names one file but {len(evaluations)} evaluations were given")
+        targets = [out]
+    else:
+        folder = out or pathlib.Path("plots")
+        targets = [folder / f"{e.path.stem}-confusion.png" for e in evaluations]
+    for evaluation, target in zip(evaluations, targets):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        plot_confusion(evaluation, target)
+    return targets
+
+
 def default_out(arguments: list[str]) -> pathlib.Path:
     only = pathlib.Path(arguments[0]) if len(arguments) == 1 else None
     return only / "report" if only and (only / "points.tsv").exists() else pathlib.Path("plots")
@@ -168,9 +215,22 @@ def default_out(arguments: list[str]) -> pathlib.Path:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("results", nargs="+", help=".h5 files, sweep directories or folders of .h5 files")
-    parser.add_argument("--out", type=pathlib.Path, help="output folder for the PNG files")
+    parser.add_argument("results", nargs="*", help=".h5 files, sweep directories or folders of .h5 files")
+    parser.add_argument("--out", type=pathlib.Path,
+                        help="output folder for the PNG files (with --confusion: or FILE.png)")
+    parser.add_argument("--confusion", action="append", metavar="EVALUATION.h5",
+                        help="heat map of an evaluation file's confusion matrix (repeatable)")
     args = parser.parse_args()
+    if args.confusion:
+        try:
+            written = confusion_plots(args.confusion, args.out)
+        except ValueError as e:
+            print(f"plots.py: error: {e}", file=sys.stderr)
+            return 1
+        print("\n".join(str(p) for p in written))
+        return 0
+    if not args.results:
+        parser.error("give results files, sweep directories or folders, or --confusion EVALUATION.h5")
     try:
         files, missing, _ = find_results(args.results)
         runs = [read_run(f) for f in files]

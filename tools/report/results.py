@@ -4,9 +4,10 @@
 
 The layout is FIELDS below: file attributes and /config, /provenance attributes, the tables /epochs,
 /ranks (with the time split data_s ... eval_s), /utilization and /model (one dataset per column), and
-/summary attributes. The writer's own table (src/results/results_fields.cpp, listed as JSON by
-`fusetrain report --fields`) must agree with it; check_fields() says where it does not, and the test
-report.tools fails then.
+/summary attributes. Evaluation files (`fusetrain evaluate`) hold EVALUATION_FIELDS: /evaluation
+attributes, one column per class and the confusion matrix (logits and labels only with --logits). The
+writer's own table (src/results/results_fields.cpp, listed as JSON by `fusetrain report --fields`) must
+agree with both; check_fields() says where it does not, and the test report.tools fails then.
 """
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ FIELDS = {
                  "buckets_autotuned": _I64},
 }
 
+EVALUATION_FORMAT_VERSION = 1
+_F32 = "float32"
+EVALUATION_FIELDS = {
+    "/evaluation": {"split": _TEXT, "checkpoint": _TEXT, "data": _TEXT, "dataset": _TEXT, "model": _TEXT,
+                    "tta": _TEXT, "images": _I64, "loss": _F64, "label_smoothing": _F64, "top1": _F64, "top5": _F64, "top_k": _I64,
+                    "class_names": _TEXT, "precision": _F64, "recall": _F64, "accuracy": _F64, "support": _I64,
+                    "predicted": _I64, "confusion": _I64, "logits": _F32, "labels": _I64},
+}
+_EVALUATION_OPTIONAL = {"logits", "labels"}  # written with --logits only
+
 
 def check_fields(listing: dict) -> list[str]:
     """Where FIELDS disagrees with the writer's field listing (the JSON of `fusetrain report --fields`)."""
@@ -48,14 +59,15 @@ def check_fields(listing: dict) -> list[str]:
     if listing.get("format_version") != FORMAT_VERSION:
         problems.append(f"format_version: the writer's is {listing.get('format_version')}, this reader's {FORMAT_VERSION}")
     written = {(f["group"], f["name"]): f["stored"] for f in listing["fields"]}
-    for group, fields in FIELDS.items():
+    known = {**FIELDS, **EVALUATION_FIELDS}
+    for group, fields in known.items():
         for name, stored in fields.items():
             if (group, name) not in written:
                 problems.append(f"{group}/{name}: read here but not written")
             elif written[(group, name)] != stored:
                 problems.append(f"{group}/{name}: stored as {written[(group, name)]}, read here as {stored}")
     for group, name in written:
-        if name not in FIELDS.get(group, {}):
+        if name not in known.get(group, {}):
             problems.append(f"{group}/{name}: written but unknown to tools/report/results.py")
     return problems
 
@@ -126,6 +138,44 @@ def read_run(path) -> Run:
                        provenance=_attrs(f["provenance"]), epochs=_columns(f["epochs"]),
                        ranks=_columns(f["ranks"]), utilization=_columns(f["utilization"]),
                        layers=_columns(f["model"]), summary=_attrs(f["summary"]))
+    except (OSError, KeyError, ValueError) as e:
+        raise ValueError(f"{path}: {e}") from e
+
+
+@dataclasses.dataclass
+class Evaluation:
+    path: pathlib.Path
+    summary: dict            # /evaluation attributes: split, checkpoint, images, loss, top1, top5, ...
+    classes: dict            # class_names (list of str), precision, recall, accuracy, support, predicted
+    confusion: np.ndarray    # int64 [K, K]: rows true class, columns predicted
+    logits: np.ndarray | None = None   # float32 [N, K], with --logits only
+    labels: np.ndarray | None = None   # int64 [N]
+
+
+def read_evaluation(path) -> Evaluation:
+    """One evaluation file of `fusetrain evaluate`; any other (or a damaged) file raises ValueError naming it."""
+    path = pathlib.Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            if _text(f.attrs.get("format", b"")) != "fusetrain-evaluation":
+                raise ValueError("not a fusetrain evaluation file (no format=fusetrain-evaluation attribute)")
+            if f.attrs.get("format_version") != EVALUATION_FORMAT_VERSION:
+                raise ValueError(f"evaluation format_version {f.attrs.get('format_version')} is not "
+                                 f"{EVALUATION_FORMAT_VERSION}")
+            if "evaluation" not in f:
+                raise ValueError("missing group /evaluation")
+            group = f["evaluation"]
+            for name in EVALUATION_FIELDS["/evaluation"]:
+                if name not in group.attrs and name not in group and name not in _EVALUATION_OPTIONAL:
+                    raise ValueError(f"/evaluation/{name}: missing")
+            columns = _columns(group)
+            confusion = columns.pop("confusion")
+            k = len(columns["class_names"])
+            if confusion.shape != (k, k):
+                raise ValueError(f"/evaluation/confusion: shape {confusion.shape} is not ({k}, {k})")
+            return Evaluation(path=path, summary=_attrs(group), confusion=confusion,
+                              logits=columns.pop("logits", None), labels=columns.pop("labels", None),
+                              classes=columns)
     except (OSError, KeyError, ValueError) as e:
         raise ValueError(f"{path}: {e}") from e
 

@@ -15,11 +15,6 @@
 namespace ft::test {
 namespace {
 
-std::string bytes_of(const at::Tensor& t) {
-  const auto c = t.contiguous();
-  return std::string(static_cast<const char*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes()));
-}
-
 TEST(RankStreams, DropoutMasksDifferAcrossRanksAndRepeat) {
   const World& world = ft::test::world();
   seed_rank_streams(11, world.rank());

@@ -94,4 +94,9 @@ Config small_config(const std::string& data_path, const std::string& backend) {
   return c;
 }
 
+std::string bytes_of(const at::Tensor& t) {
+  const auto c = t.contiguous();
+  return std::string(static_cast<const char*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes()));
+}
+
 }  // namespace ft::test

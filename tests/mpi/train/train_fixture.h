@@ -2,6 +2,8 @@
 // rank 0, and a small deterministic config (conv stack without dropout or batch norm).
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <string>
 
 #include "config/schema.h"
@@ -14,5 +16,8 @@ namespace ft::test {
 std::string synthetic_shards(const std::string& name, std::int64_t train, int shards);
 
 Config small_config(const std::string& data_path, const std::string& backend);
+
+// The tensor's bytes, for comparing tensors across ranks with World::allgather.
+std::string bytes_of(const at::Tensor& t);
 
 }  // namespace ft::test
