@@ -1,5 +1,5 @@
 // `fusetrain export`: a trained network (model file or checkpoint) as safetensors or a torch.load-able
-// file, under LibTorch's parameter names, for the PyTorch twins in tools/export to load.
+// file, under LibTorch's parameter names, for tools/export to load into the PyTorch twins (tools/pytorch_twins).
 #include <boost/program_options.hpp>
 
 #include <cstdio>
@@ -49,7 +49,7 @@ int export_command(int argc, char** argv) {
   po::options_description options(
       "fusetrain export: write a trained network for PyTorch and other tools\n\n"
       "usage: fusetrain export --checkpoint F --format safetensors|torch --out PATH [--force]\n\n"
-      "The tensors keep fusetrain's parameter names, which the PyTorch definitions in tools/export share;\n"
+      "The tensors keep fusetrain's parameter names, which the PyTorch twins in tools/pytorch_twins share;\n"
       "the metadata holds the model config, input shape, class names, mean and std.\n"
       "`python tools/export/fusetrain_model.py PATH --onnx OUT.onnx` rebuilds the network and writes ONNX.\n\n"
       "options");
