@@ -24,7 +24,7 @@ def check(ok, message):
 sections = {s["title"].split(":")[0]: s for s in contents["sections"]}
 expected = {  # section -> (tables at least, figures at least)
     "Environment": (1, 0), "Q1a": (2, 2), "Q1b": (2, 2), "Q1c": (1, 1), "Q2a": (1, 1), "Q2b": (1, 1),
-    "Q2c": (2, 1), "Q2d": (2, 0), "Batch size 16 / 32 / 64 / 128 on one and two GPUs": (1, 1),
+    "Q2c": (2, 1), "Q2d": (2, 0), "Batch size 16 / 32 / 64 / 128 on one and two ranks": (1, 1),
     "Gradient accumulation at a fixed effective batch": (1, 0),
     "Optimizers": (1, 1), "The last, smaller batch": (2, 0), "Launchers": (1, 0), "CUDA kernels": (2, 0)}
 for name, (tables, figures) in expected.items():
@@ -47,6 +47,14 @@ check("| q1a_one_gpu | 1 | cpu" in markdown, "Q1a row missing")
 check(f"{100 * q1a.summary['final_test_acc']:.2f} |" in markdown, "Q1a test accuracy not in the report")
 check("Epoch [2/2], Train Loss: " in markdown, "per-epoch log lines missing")
 check("local 32 (global 64)" in markdown, "Q1b batch not shown as local (global)")
+# One naming and one unit throughout: named columns, the layer table, the global batch with accumulation.
+for needle, what in (("| layer | output shape | parameters |", "network structure table"),
+                     ("| optimizer | lr | scheduler |", "optimizer and scheduler columns named"),
+                     ("| own train loss | own train acc (%) |", "per-rank columns named, accuracy in percent"),
+                     ("| crop_padding | flip |", "Q2c crop padding beside flip"),
+                     ("| run | ranks | device |", "ranks column")):
+    check(needle in markdown, f"{what}: '{needle}' missing")
+check("local 64 (global 256, 2 accumulation steps)" in markdown, "accumulation missing from the global batch")
 for stem, points in (("batch_size", 8), ("q2c_regularization", 4), ("grad_accumulation", 4), ("optimizers", 4)):
     done = len(list((out / "sweeps" / stem / "results").glob("*.h5")))
     check(done == points, f"{stem}: {done} results files, expected {points}")

@@ -13,8 +13,8 @@ import argparse
 import pathlib
 import sys
 
-import h5py
 import numpy as np
+import yaml
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import plots  # noqa: E402
@@ -22,7 +22,7 @@ from page import Page  # noqa: E402
 from results import Run, read_run, sweep_points  # noqa: E402
 
 MIB = 1024.0 ** 2
-COLUMNS = ["run", "GPUs", "device", "batch", "epochs", "train time (s)", "total time (s)", "memory (MiB)",
+COLUMNS = ["run", "ranks", "device", "batch", "epochs", "train time (s)", "total time (s)", "memory (MiB)",
            "train acc (%)", "test acc (%)"]
 
 
@@ -56,8 +56,16 @@ def device(run: Run) -> str:
     return ", ".join(sorted(set(run.ranks["device"])))
 
 
+def accumulation_steps(run: Run) -> int:
+    train = (yaml.safe_load(run.config) or {}).get("train") or {}
+    return int(train.get("accumulation_steps", 1))
+
+
 def batch(run: Run) -> str:
-    return f"local {run.batch_size} (global {run.batch_size * ranks(run)})"
+    """Images per rank per micro-batch, and the global batch of one optimizer step (x ranks x accumulation)."""
+    steps = accumulation_steps(run)
+    detail = f", {steps} accumulation steps" if steps > 1 else ""
+    return f"local {run.batch_size} (global {run.batch_size * ranks(run) * steps}{detail})"
 
 
 def memory_mib(run: Run) -> float:
@@ -77,9 +85,10 @@ def row(name: str, run: Run) -> list:
 
 def rank_rows(run: Run) -> tuple[list[str], list[list]]:
     """Per-rank rows: time split, memory, images, and each rank's own loss/accuracy when recorded."""
-    extra = [c for c in ("train_loss", "train_acc") if c in run.ranks]
+    own = [(c, h, scale) for c, h, scale in (("train_loss", "own train loss", 1), ("train_acc", "own train acc (%)", 100))
+           if c in run.ranks]
     header = ["rank", "host", "device", "time (s)", "forward (s)", "backward (s)", "comm wait (s)", "data (s)",
-              "memory (MiB)", "train images"] + extra
+              "memory (MiB)", "train images"] + [h for _, h, _ in own]
     rows = []
     for r in range(len(run.ranks["hostname"])):
         seconds = sum(float(run.ranks[c][r]) for c in plots.CATEGORIES["compute"] + ("comm_wait_s", "data_s"))
@@ -87,7 +96,8 @@ def rank_rows(run: Run) -> tuple[list[str], list[list]]:
                      f"{float(run.ranks['forward_s'][r]):.1f}", f"{float(run.ranks['backward_s'][r]):.1f}",
                      f"{float(run.ranks['comm_wait_s'][r]):.1f}", f"{float(run.ranks['data_s'][r]):.1f}",
                      f"{float(run.ranks['peak_memory_bytes'][r]) / MIB:.0f}", int(run.ranks["train_images"][r])]
-                    + [f"{float(run.ranks[c][r]):.4f}" for c in extra])
+                    + [f"{scale * float(run.ranks[c][r]):.4f}" if scale == 1 else
+                       f"{scale * float(run.ranks[c][r]):.2f}" for c, _, scale in own])
     return header, rows
 
 
@@ -109,6 +119,12 @@ def overfit_verdict(run: Run) -> str:
                 f"(lowest test loss at epoch {best}); train accuracy ends {gap:.1f} points above test accuracy")
     return (f"no overfitting detected: test loss was lowest at epoch {best} of {len(test_loss)} and did not "
             f"rise for the window while train loss fell; train-test accuracy gap {gap:.1f} points")
+
+
+def setting_label(key: str) -> str:
+    """A swept key as a column heading: its last part, or its section for `name` keys (optimizer, scheduler)."""
+    parts = key.split(".")
+    return parts[-2] if parts[-1] == "name" and len(parts) > 1 else parts[-1]
 
 
 class Writer:
@@ -156,7 +172,7 @@ class Writer:
             else:
                 rows.append(settings + row(p["name"], run))
                 runs.append(run)
-        self.page.table(name, [k.split(".")[-1] for k in keys] + COLUMNS, rows)
+        self.page.table(name, [setting_label(k) for k in keys] + COLUMNS, rows)
         return runs
 
     def single(self, key: str) -> Run | None:
@@ -168,8 +184,8 @@ class Writer:
 
 def q1(w: Writer) -> tuple[Run | None, Run | None]:
     page, found = w.page, []
-    for key, title, gpus in (("q1a_one_gpu", "Q1a: the network on one GPU", "one rank"),
-                             ("q1b_two_gpus", "Q1b: the same network data-parallel on two GPUs", "two ranks")):
+    for key, title, gpus in (("q1a_one_gpu", "Q1a: the network on one rank", "one rank"),
+                             ("q1b_two_gpus", "Q1b: the same network data-parallel on two ranks", "two ranks")):
         page.section(title)
         run = w.single(key)
         found.append(run)
@@ -179,7 +195,7 @@ def q1(w: Writer) -> tuple[Run | None, Run | None]:
             page.text("Network structure (`simple_cnn` is three "
                       "3x3 convolution + ReLU + 2x2 max-pool stages of 32, 64 and 128 channels, a 256-unit "
                       "hidden layer and the classifier):")
-            page.pre(model_section(run))
+            page.table("network structure", ["layer", "output shape", "parameters"], model_rows(run))
         page.text(f"Trained on {gpus} ({device(run)}), {batch(run)}; the training data is split between "
                   "ranks and every rank starts from rank 0's weights." if ranks(run) > 1 else
                   f"Trained on {gpus} ({device(run)}), {batch(run)}.")
@@ -193,32 +209,20 @@ def q1(w: Writer) -> tuple[Run | None, Run | None]:
     return found[0], found[1]
 
 
-def model_section(run: Run) -> str:
-    """The network as the results file stores it: its model summary when the file has one (a text
-    dataset under /model), else the keys of the config's model section that simple_cnn reads."""
-    with h5py.File(run.path, "r") as f:
-        found = []
-        f.visititems(lambda name, obj: found.append(obj) if isinstance(obj, h5py.Dataset) and
-                     name.startswith("model") and obj.dtype.kind in "OSU" else None)
-        if found:
-            return "\n".join(v.decode() if isinstance(v, bytes) else str(v) for v in np.ravel(found[0][()]))
-    lines, inside = [], False
-    for line in run.config.splitlines():
-        if line.startswith("model:"):
-            inside = True
-        elif line and not line.startswith(" "):
-            inside = False
-        if inside and (line.startswith("model:") or line.strip().split(":")[0] in ("name", "dropout", "conv_relu")):
-            lines.append(line)
-    return "\n".join(lines)
+def model_rows(run: Run) -> list[list]:
+    """The model summary the results file stores (/model): layer, output shape for one image, parameters,
+    and the total, as `fusetrain report --model` prints it."""
+    layers = run.layers
+    rows = [[name, shape, int(n)] for name, shape, n in zip(layers["name"], layers["output_shape"], layers["parameters"])]
+    return rows + [["total", "-", int(np.sum(layers["parameters"]))]]
 
 
 def q1c(w: Writer, one: Run | None, two: Run | None) -> None:
-    w.page.section("Q1c: one GPU against two")
+    w.page.section("Q1c: one rank against two")
     if one is None or two is None:
         w.page.absent("Q1a or Q1b has no results")
         return
-    w.page.table("one vs two", COLUMNS, [row("one GPU", one), row("two GPUs", two)])
+    w.page.table("one vs two", COLUMNS, [row("one rank", one), row("two ranks", two)])
     speedup = one.summary["train_time_s"] / max(two.summary["train_time_s"], 1e-9)
     w.page.text(f"Two ranks trained {speedup:.2f}x as fast as one ({two.summary['train_time_s']:.1f} s against "
                 f"{one.summary['train_time_s']:.1f} s): each rank processes half the images per epoch but waits "
@@ -248,7 +252,7 @@ def q2a(w: Writer, one: Run | None, two: Run | None) -> None:
 
 
 def q2b(w: Writer) -> None:
-    w.page.section("Q2b: mixed precision (the Q1b network on two GPUs)")
+    w.page.section("Q2b: mixed precision (the Q1b network on two ranks)")
     w.page.text("fp16 halves memory traffic and uses tensor cores, but its narrow range underflows small "
                 "gradients (hence dynamic loss scaling) and overflows large activations; bf16 keeps fp32's range "
                 "with less precision. Some operations (reductions, softmax, loss) stay in fp32.")
@@ -272,7 +276,8 @@ def q2c(w: Writer) -> None:
                 "normalization (noise from batch statistics). Here: none, dropout + weight decay, augmentation "
                 "(random crop and flip), label smoothing.")
     runs = w.sweep_table("q2c_regularization", "regularization",
-                         ["model.dropout", "optimizer.weight_decay", "data.augment.flip", "regularization.label_smoothing"])
+                         ["model.dropout", "optimizer.weight_decay", "data.augment.crop_padding", "data.augment.flip",
+                          "regularization.label_smoothing"])
     if runs:
         w.page.table("regularization verdicts", ["run", "verdict"], [[r.name, overfit_verdict(r)] for r in runs])
         w.overlay(runs, "q2c", "each regularizer's test loss (train loss dotted) and test accuracy per epoch")
@@ -299,7 +304,7 @@ def q2d(w: Writer) -> None:
 
 
 def batch_sizes(w: Writer) -> None:
-    w.page.section("Batch size 16 / 32 / 64 / 128 on one and two GPUs")
+    w.page.section("Batch size 16 / 32 / 64 / 128 on one and two ranks")
     runs = w.sweep_table("batch_size", "batch size", ["data.batch_size"])
     if not runs:
         return
