@@ -55,6 +55,13 @@ for needle, what in (("| layer | output shape | parameters |", "network structur
                      ("| run | ranks | device |", "ranks column")):
     check(needle in markdown, f"{what}: '{needle}' missing")
 check("local 64 (global 256, 2 accumulation steps)" in markdown, "accumulation missing from the global batch")
+
+# Change columns of every one-vs-two pair, from the results files' own times.
+q1b = read_run(out / "results" / "q1b_two_gpus.h5")
+speedup = q1a.summary["train_time_s"] / q1b.summary["train_time_s"]
+check(f"| Q1a -> Q1b | 1 -> 2 | {speedup:.2f}x | {50 * speedup:.1f} |" in markdown, "Q1c change row wrong or missing")
+for b in (16, 32, 64, 128):
+    check(f"| batch {b} | 1 -> 2 | " in markdown, f"batch-size change row for batch {b} missing")
 for stem, points in (("batch_size", 8), ("q2c_regularization", 4), ("grad_accumulation", 4), ("optimizers", 4)):
     done = len(list((out / "sweeps" / stem / "results").glob("*.h5")))
     check(done == points, f"{stem}: {done} results files, expected {points}")
@@ -67,6 +74,8 @@ reasons = {"Q2b": "fp16 needs a CUDA device: not run on this host",
 for name, reason in reasons.items():
     absent = " ".join(sections.get(name, {}).get("absent", []))
     check(reason in absent, f"{name}: does not say '{reason}' (says: {absent})")
+check("GPU utilisation is sampled through NVML" in " ".join(sections.get("Q2d", {}).get("absent", [])),
+      "Q2d: the backend runs neither chart utilisation nor say why not")
 check(markdown.count("| not run |") >= 4, "skipped points have no rows")
 check("| mpirun | 2 |" in markdown, "launcher row for mpirun missing")
 srun_rows = [line for line in markdown.splitlines() if line.startswith("| srun | 2 |")]

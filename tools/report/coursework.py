@@ -101,6 +101,21 @@ def rank_rows(run: Run) -> tuple[list[str], list[list]]:
     return header, rows
 
 
+CHANGE_COLUMNS = ["pair", "ranks", "speed-up", "scaling efficiency (%)", "train time change (%)",
+                  "memory change (%)"]
+
+
+def change_row(name: str, one: Run, many: Run) -> list:
+    """Many ranks against one, as the students computed by hand: speed-up of training time, that speed-up per
+    added rank (efficiency), and the percentage change of training time and of peak memory per rank."""
+    t1, tn = one.summary["train_time_s"], max(many.summary["train_time_s"], 1e-9)
+    m1, mn = max(memory_mib(one), 1e-9), memory_mib(many)
+    speedup = t1 / tn
+    return [name, f"{ranks(one)} -> {ranks(many)}", f"{speedup:.2f}x",
+            f"{100 * speedup * ranks(one) / ranks(many):.1f}", f"{100 * (tn - t1) / t1:+.1f}",
+            f"{100 * (mn - m1) / m1:+.1f}"]
+
+
 def epoch_log(run: Run) -> str:
     n = len(run.epochs["epoch"])
     return "\n".join(f"Epoch [{int(e)}/{n}], Train Loss: {tl:.4f}, Test Accuracy: {100 * ta:.2f}%"
@@ -223,6 +238,7 @@ def q1c(w: Writer, one: Run | None, two: Run | None) -> None:
         w.page.absent("Q1a or Q1b has no results")
         return
     w.page.table("one vs two", COLUMNS, [row("one rank", one), row("two ranks", two)])
+    w.page.table("one vs two: change", CHANGE_COLUMNS, [change_row("Q1a -> Q1b", one, two)])
     speedup = one.summary["train_time_s"] / max(two.summary["train_time_s"], 1e-9)
     w.page.text(f"Two ranks trained {speedup:.2f}x as fast as one ({two.summary['train_time_s']:.1f} s against "
                 f"{one.summary['train_time_s']:.1f} s): each rank processes half the images per epoch but waits "
@@ -301,6 +317,8 @@ def q2d(w: Writer) -> None:
     if rows:
         w.page.table("backend communication", ["run", "backend", "batch", "comm wait (s)", "all-reduce (s)",
                                                "all-reduced (MiB)"], rows)
+    if runs:
+        w.utilisation(runs)
 
 
 def batch_sizes(w: Writer) -> None:
@@ -324,6 +342,11 @@ def batch_sizes(w: Writer) -> None:
     fig.savefig(path, dpi=100)
     plots.plt.close(fig)
     w.page.figure(path, "throughput and peak memory per batch size")
+    pairs = [(b, [r for r in runs if r.batch_size == b]) for b in sorted({r.batch_size for r in runs})]
+    rows = [change_row(f"batch {b}", min(group, key=ranks), max(group, key=ranks)) for b, group in pairs
+            if len({ranks(r) for r in group}) > 1]
+    if rows:
+        w.page.table("one vs two ranks per batch size: change", CHANGE_COLUMNS, rows)
     w.utilisation(runs)
 
 
