@@ -16,6 +16,7 @@
 
 #include "comm/backend.h"
 #include "engine/engine.h"
+#include "models/channels_last.h"
 #include "models/network.h"
 #include "monitor/timer.h"
 #include "runtime/error.h"
@@ -100,11 +101,7 @@ std::shared_ptr<Network> step_network(const Config& config, const InputShape& sh
   at::manual_seed(0);
   auto net = make_network(config.model, shape);
   net->to(device, format.param_dtype);
-  if (format.channels_last) {
-    at::NoGradGuard no_grad;
-    for (auto& p : net->parameters())
-      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
-  }
+  if (format.channels_last) use_channels_last(*net);
   return net;
 }
 

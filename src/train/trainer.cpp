@@ -16,6 +16,7 @@
 #include "config/fingerprint.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
+#include "models/channels_last.h"
 #include "monitor/memory.h"
 #include "monitor/op_profiler.h"
 #include "monitor/phase_clock.h"
@@ -207,11 +208,7 @@ void Trainer::build_replica() {
   }
   // Every replica starts from rank 0's weights (below) but draws its own dropout masks from here on.
   seed_rank_streams(config_.train.seed, world_.rank());
-  if (config_.precision.channels_last) {
-    at::NoGradGuard no_grad;
-    for (auto& p : network_->parameters())
-      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
-  }
+  if (config_.precision.channels_last) use_channels_last(*network_);
   broadcast_state(*network_, world_);
 }
 
