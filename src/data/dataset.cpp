@@ -21,6 +21,19 @@ DeviceDataset::DeviceDataset(const HostSplit& split, at::Device device) : meta_(
   labels_ = host_labels.to(device, at::kLong, false, true);
 }
 
+void set_normalization(AugmentParams& params, const std::vector<double>& mean, const std::vector<double>& std,
+                       bool normalize, const std::string& source) {
+  FT_REQUIRE(!normalize || (static_cast<int>(mean.size()) >= params.channels &&
+                            static_cast<int>(std.size()) >= params.channels),
+             source, " has ", mean.size(), " means and ", std.size(), " stds for ", params.channels, " channels");
+  for (int c = 0; c < params.channels; ++c) {
+    FT_REQUIRE(!normalize || std[c] > 0, source, " has std 0 in channel ", c,
+               ": cannot normalize (set data.normalize: false)");
+    params.mean[c] = normalize ? static_cast<float>(mean[c]) : 0.0f;
+    params.inv_std[c] = normalize ? static_cast<float>(1.0 / std[c]) : 1.0f;
+  }
+}
+
 AugmentParams DeviceDataset::augment_params(int crop_padding, bool flip, int cutout, bool normalize) const {
   AugmentParams p;
   p.height = meta_.height;
@@ -29,12 +42,7 @@ AugmentParams DeviceDataset::augment_params(int crop_padding, bool flip, int cut
   p.crop_padding = crop_padding;
   p.flip = flip;
   p.cutout = cutout;
-  for (int c = 0; c < meta_.channels; ++c) {
-    p.mean[c] = normalize ? static_cast<float>(meta_.mean[c]) : 0.0f;
-    FT_REQUIRE(!normalize || meta_.std[c] > 0, "data set ", meta_.dataset, " has std 0 in channel ", c,
-               ": cannot normalize (set data.normalize: false)");
-    p.inv_std[c] = normalize ? static_cast<float>(1.0 / meta_.std[c]) : 1.0f;
-  }
+  set_normalization(p, meta_.mean, meta_.std, normalize, cat("data set ", meta_.dataset));
   return p;
 }
 

@@ -4,11 +4,19 @@
 
 #include <ATen/ATen.h>
 
+#include <string>
+#include <vector>
+
 #include "config/schema.h"
 #include "shard/shard_reader.h"
 #include "kernels/augment.h"
 
 namespace ft {
+
+// Sets the per-channel normalisation of `params` (its channels already set) to (x - mean) / std, or to the
+// identity when !normalize. Missing or zero stds are errors naming `source` (e.g. "data set cifar10").
+void set_normalization(AugmentParams& params, const std::vector<double>& mean, const std::vector<double>& std,
+                       bool normalize, const std::string& source);
 
 class DeviceDataset {
  public:

@@ -12,6 +12,7 @@
 #include "config/loader.h"
 #include "config/options.h"
 #include "data/dataset.h"
+#include "models/channels_last.h"
 #include "results/class_metrics.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
@@ -92,22 +93,13 @@ Slice load_slice(const Config& c, const EvaluationRequest& r, const ModelInfo& i
 AugmentParams model_params(const DeviceDataset& data, const ModelInfo& info, bool normalize) {
   AugmentParams p = data.augment_params(0, false, 0, false);
   p.train = false;
-  for (int ch = 0; normalize && ch < p.channels; ++ch) {
-    FT_REQUIRE(info.std.at(ch) > 0, "the model's data set ", info.dataset, " has std 0 in channel ", ch,
-               ": cannot normalize (set data.normalize: false)");
-    p.mean[ch] = static_cast<float>(info.mean.at(ch));
-    p.inv_std[ch] = static_cast<float>(1.0 / info.std.at(ch));
-  }
+  set_normalization(p, info.mean, info.std, normalize, cat("the model's data set ", info.dataset));
   return p;
 }
 
 void place_network(Network& net, const at::Device& device, const EvalOptions& options) {
   net.to(device, options.input_dtype);
-  if (options.channels_last) {
-    at::NoGradGuard no_grad;
-    for (auto& p : net.parameters())
-      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
-  }
+  if (options.channels_last) use_channels_last(net);
   net.eval();
 }
 
