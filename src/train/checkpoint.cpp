@@ -9,10 +9,8 @@
 #include <torch/optim/sgd.h>
 #include <torch/serialize/archive.h>
 
-#include <sstream>
 
 #include "config/fingerprint.h"
-#include "io/atomic_file.h"
 #include "runtime/error.h"
 #include "train/model_file.h"
 #include "train/precision.h"
@@ -151,15 +149,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   }
   archive.write("extra_count", at::tensor({static_cast<std::int64_t>(extra.size())}, at::kLong));
   for (std::size_t i = 0; i < extra.size(); ++i) archive.write(cat("extra_", i), extra[i].detach().to(at::kCPU));
-  // Serialise in memory, then write with checked system calls: LibTorch's file writer throws from a
-  // destructor when the disk fills, which would terminate the process.
-  std::ostringstream bytes;
-  try {
-    archive.save_to(bytes);
-  } catch (const c10::Error& e) {
-    throw Error(cat("cannot serialise checkpoint ", path, ": ", e.what_without_backtrace()));
-  }
-  write_file_atomically(path, bytes.str());
+  save_archive_atomically(archive, path, "checkpoint");
 }
 
 // Everything is read onto the CPU first (a checkpoint of a GPU run resumes on a CPU host and the other

@@ -131,6 +131,18 @@ void read_model_tensors(torch::serialize::InputArchive& archive, Network& networ
   }
 }
 
+// Serialised in memory, then written with checked system calls: LibTorch's file writer throws from a
+// destructor when the disk fills, which would terminate the process.
+void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path, const char* what) {
+  std::ostringstream bytes;
+  try {
+    archive.save_to(bytes);
+  } catch (const c10::Error& e) {
+    throw Error(cat("cannot serialise ", what, " ", path, ": ", e.what_without_backtrace()));
+  }
+  write_file_atomically(path, bytes.str());
+}
+
 void save_model_file(const std::string& path, Network& network, const ModelInfo& info) {
   torch::serialize::OutputArchive archive;
   archive.write("kind", c10::IValue(std::string(kKind)));
@@ -146,13 +158,7 @@ void save_model_file(const std::string& path, Network& network, const ModelInfo&
   archive.write("mean", tensor_of(info.mean));
   archive.write("std", tensor_of(info.std));
   write_model_tensors(archive, network);
-  std::ostringstream bytes;
-  try {
-    archive.save_to(bytes);
-  } catch (const c10::Error& e) {
-    throw Error(cat("cannot serialise model file ", path, ": ", e.what_without_backtrace()));
-  }
-  write_file_atomically(path, bytes.str());
+  save_archive_atomically(archive, path, "model file");
 }
 
 TrainedModel load_trained_model(const std::string& path, const std::string& data_dir) {

@@ -42,6 +42,9 @@ std::vector<std::pair<std::string, at::Tensor>> model_state(Network& network);
 void write_model_tensors(torch::serialize::OutputArchive& archive, Network& network);
 void read_model_tensors(torch::serialize::InputArchive& archive, Network& network, const std::string& path);
 
+// Writes `archive` to `path` atomically; a failure names `what` ("checkpoint", "model file") and the path.
+void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path, const char* what);
+
 // Writes `network` (any device or layout; stored as contiguous CPU tensors) and `info` to `path`
 // atomically: the file appears only once complete.
 void save_model_file(const std::string& path, Network& network, const ModelInfo& info);
