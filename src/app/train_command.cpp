@@ -185,6 +185,7 @@ void write_run(const Config& config, const RunPaths& paths_of_run, Network& netw
   record.summary = outcome.summary;
   record.utilization = samples;
   record.ranks = ranks;
+  record.rank_epochs = outcome.rank_epochs;
   record.layers = layers;
   for (const auto& rank : ranks)
     record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, rank.peak_memory_bytes);

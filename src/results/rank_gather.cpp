@@ -97,6 +97,10 @@ std::vector<RankRecord> gather_rank_records(const World& world, const RankRecord
   return gather(world, rank_fields(), std::vector<RankRecord>{mine});
 }
 
+std::vector<RankEpochRecord> gather_rank_epochs(const World& world, const std::vector<RankEpochRecord>& mine) {
+  return gather(world, rank_epoch_fields(), mine);
+}
+
 std::vector<UtilizationSample> gather_utilization(const World& world, const std::vector<UtilizationSample>& mine) {
   return gather(world, utilization_fields(), mine);
 }

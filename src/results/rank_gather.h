@@ -12,6 +12,8 @@ class World;
 
 // Every rank's record, indexed by rank. Collective: every rank of `world` must call it.
 std::vector<RankRecord> gather_rank_records(const World& world, const RankRecord& mine);
+// Every rank's own rows of one or more evaluated epochs, rank 0's first. Collective.
+std::vector<RankEpochRecord> gather_rank_epochs(const World& world, const std::vector<RankEpochRecord>& mine);
 // Every rank's utilisation samples, rank 0's first. Collective.
 std::vector<UtilizationSample> gather_utilization(const World& world, const std::vector<UtilizationSample>& mine);
 

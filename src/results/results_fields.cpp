@@ -79,6 +79,21 @@ const FieldGroup<RankRecord>& rank_fields() {
                "clock of the phase times: host (steady clock; CPUs) or cuda_events (events on the compute stream)"),
       FT_FIELD(RankRecord, train_loss, "final epoch's training loss on this rank's slice"),
       FT_FIELD(RankRecord, train_acc, "final epoch's training accuracy on this rank's slice, in [0,1]"),
+      FT_FIELD(RankRecord, test_images, "images in the rank's test slice"),
+      FT_FIELD(RankRecord, test_loss, "final evaluation's test loss on this rank's test slice"),
+      FT_FIELD(RankRecord, test_acc, "final evaluation's test accuracy on this rank's test slice, in [0,1]"),
+  }};
+  return group;
+}
+
+const FieldGroup<RankEpochRecord>& rank_epoch_fields() {
+  static const FieldGroup<RankEpochRecord> group{"/rank_epochs", FieldLayout::columns, {
+      FT_FIELD(RankEpochRecord, rank, "rank the row belongs to; one row per rank and evaluated epoch"),
+      FT_FIELD(RankEpochRecord, epoch, "evaluated epoch, 1-based"),
+      FT_FIELD(RankEpochRecord, train_loss, "the epoch's training loss on this rank's own batches"),
+      FT_FIELD(RankEpochRecord, train_acc, "the epoch's training accuracy on this rank's own batches, in [0,1]"),
+      FT_FIELD(RankEpochRecord, test_loss, "test loss on this rank's slice of the test split"),
+      FT_FIELD(RankEpochRecord, test_acc, "test accuracy on this rank's slice of the test split, in [0,1]"),
   }};
   return group;
 }
@@ -232,6 +247,7 @@ std::string results_fields_json() {
   list(out, provenance_fields(), first);
   list(out, epoch_fields(), first);
   list(out, rank_fields(), first);
+  list(out, rank_epoch_fields(), first);
   list(out, utilization_fields(), first);
   list(out, model_fields(), first);
   list(out, summary_fields(), first);

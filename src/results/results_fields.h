@@ -1,5 +1,5 @@
 // The results file's fields, declared once: every attribute and table column of /, /provenance,
-// /epochs, /ranks, /utilization, /model and /summary with its type and meaning; and those of the
+// /epochs, /ranks, /rank_epochs, /utilization, /model and /summary with its type and meaning; and those of the
 // /evaluation group that `fusetrain evaluate` writes to a file of its own.
 #pragma once
 
@@ -19,6 +19,7 @@ const FieldGroup<RunRecord>& run_text_fields();        // "/config"
 const FieldGroup<Provenance>& provenance_fields();     // "/provenance" attributes
 const FieldGroup<EpochRecord>& epoch_fields();         // "/epochs" columns
 const FieldGroup<RankRecord>& rank_fields();           // "/ranks" columns
+const FieldGroup<RankEpochRecord>& rank_epoch_fields();  // "/rank_epochs" columns
 const FieldGroup<UtilizationSample>& utilization_fields();  // "/utilization" columns
 const FieldGroup<ModelLayer>& model_fields();          // "/model" columns
 const FieldGroup<RunSummary>& summary_fields();        // "/summary" attributes

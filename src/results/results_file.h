@@ -1,6 +1,6 @@
 // The HDF5 results file of a run (one per run, written by rank 0, atomically) and its reader for
 // reports. Layout (declared in results_fields.cpp): /config, /provenance, /epochs/<column>,
-// /ranks/<column>, /utilization/<column>, /model/<column>, /summary.
+// /ranks/<column>, /rank_epochs/<column>, /utilization/<column>, /model/<column>, /summary.
 #pragma once
 
 #include <string>

@@ -28,6 +28,15 @@ struct RankRecord {
   std::int64_t allreduce_bytes = 0;
   double allreduce_s = 0;
   double train_loss = 0, train_acc = 0;  // final epoch, on this rank's slice only (before the all-reduce)
+  std::int64_t test_images = 0;          // images in this rank's test slice
+  double test_loss = 0, test_acc = 0;    // final evaluation, on this rank's test slice only
+};
+
+// One rank's own figures of one evaluated epoch: train metrics of its own batches, test metrics of its own
+// slice of the test split (what each process of a DistributedSampler run reports).
+struct RankEpochRecord {
+  int rank = 0, epoch = 0;  // epoch 1-based
+  double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;  // accuracies in [0,1]
 };
 
 struct Provenance {
@@ -72,6 +81,7 @@ struct RunRecord {
   Provenance provenance;
   std::vector<EpochRecord> epochs;
   std::vector<RankRecord> ranks;
+  std::vector<RankEpochRecord> rank_epochs;  // every rank's own figures per evaluated epoch, epoch by epoch
   std::vector<UtilizationSample> utilization;
   std::vector<ModelLayer> layers;  // the model summary (/model)
   RunSummary summary;

@@ -44,6 +44,28 @@ std::vector<EpochRecord> history_records(const at::Tensor& t) {
   return out;
 }
 
+constexpr int kRankHistoryColumns = 6;
+
+at::Tensor rank_history_tensor(const std::vector<RankEpochRecord>& rows) {
+  auto t = at::zeros({static_cast<std::int64_t>(rows.size()), kRankHistoryColumns}, at::kDouble);
+  auto a = t.accessor<double, 2>();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const double row[kRankHistoryColumns] = {double(r.rank), double(r.epoch), r.train_loss, r.train_acc,
+                                             r.test_loss, r.test_acc};
+    for (int k = 0; k < kRankHistoryColumns; ++k) a[static_cast<std::int64_t>(i)][k] = row[k];
+  }
+  return t;
+}
+
+std::vector<RankEpochRecord> rank_history_records(const at::Tensor& t) {
+  std::vector<RankEpochRecord> out;
+  auto a = t.accessor<double, 2>();
+  for (std::int64_t i = 0; i < t.size(0); ++i)
+    out.push_back({static_cast<int>(a[i][0]), static_cast<int>(a[i][1]), a[i][2], a[i][3], a[i][4], a[i][5]});
+  return out;
+}
+
 at::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::string& key) {
   at::Tensor t;
   archive.read(key, t);
@@ -111,6 +133,8 @@ TrainingPosition read_position(torch::serialize::InputArchive& archive) {
   p.skipped_steps = a[4];
   p.loss_sum = read_tensor(archive, "loss_sum").to(at::kCPU).item<double>();
   p.history = history_records(read_tensor(archive, "history").to(at::kCPU));
+  at::Tensor rank_history;  // absent from checkpoints of versions that kept no per-rank figures
+  if (archive.try_read("rank_history", rank_history)) p.rank_history = rank_history_records(rank_history.to(at::kCPU));
   return p;
 }
 
@@ -139,6 +163,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
                                         p.skipped_steps}, at::kLong));
   archive.write("loss_sum", at::tensor({p.loss_sum}, at::kDouble));
   archive.write("history", history_tensor(p.history));
+  archive.write("rank_history", rank_history_tensor(p.rank_history));
   archive.write("scaler_scale", scaler.scale_state().to(at::kCPU));
   archive.write("scaler_growth", scaler.growth_state().to(at::kCPU));
   const std::vector<GeneratorState> generators =

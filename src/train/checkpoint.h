@@ -24,6 +24,7 @@ struct TrainingPosition {
   std::int64_t correct = 0;
   std::int64_t skipped_steps = 0;
   std::vector<EpochRecord> history;
+  std::vector<RankEpochRecord> rank_history;  // every rank's own figures of the evaluated epochs so far
 };
 
 // `fingerprint` identifies the run (resolved config without train.epochs); a mismatch on load is an error.

@@ -69,10 +69,18 @@ EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams
   });
   double sums[3] = {loss_sum.item<double>(), static_cast<double>(correct.item<std::int64_t>()),
                     static_cast<double>(test.size())};
-  const CollectiveLabel label("evaluation metrics");
-  world.allreduce_sum(sums, 3);
+  EvalResult result;
+  result.own_images = test.size();
+  result.own_loss = sums[0] / std::max(1.0, sums[2]);
+  result.own_accuracy = sums[1] / std::max(1.0, sums[2]);
+  {
+    const CollectiveLabel label("evaluation metrics");
+    world.allreduce_sum(sums, 3);
+  }
   net.train();
-  return {sums[0] / std::max(1.0, sums[2]), sums[1] / std::max(1.0, sums[2])};
+  result.loss = sums[0] / std::max(1.0, sums[2]);
+  result.accuracy = sums[1] / std::max(1.0, sums[2]);
+  return result;
 }
 
 }  // namespace ft

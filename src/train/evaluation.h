@@ -17,7 +17,9 @@ namespace ft {
 class World;
 
 struct EvalResult {
-  double loss = 0, accuracy = 0;
+  double loss = 0, accuracy = 0;          // over the whole test split (every rank's slice)
+  double own_loss = 0, own_accuracy = 0;  // over this rank's slice only, before the sums are reduced
+  std::int64_t own_images = 0;            // images in this rank's slice
 };
 
 struct EvalOptions {
@@ -52,7 +54,8 @@ struct EvalBatch {
 void for_each_eval_batch(Network& net, const DeviceDataset& data, const AugmentParams& params,
                          const EvalOptions& options, const std::function<void(const EvalBatch&)>& visit);
 
-// Global test loss and accuracy (collective: every rank calls it); the network is left in train mode.
+// Global test loss and accuracy, and this rank's own figures on its slice (collective: every rank calls
+// it); the network is left in train mode.
 EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams& params, const EvalOptions& options,
                     const World& world);
 

@@ -26,6 +26,7 @@
 #include "train/device_setup.h"
 #include "train/evaluation.h"
 #include "history/history.h"
+#include "results/rank_gather.h"
 #include "train/lookahead.h"
 #include "train/optimizer.h"
 #include "train/rank_streams.h"
@@ -131,6 +132,7 @@ TrainOutcome Trainer::run() {
   plan_steps();
   const TrainingPosition start = state_->resume->start();
   out_.epochs = start.history;
+  out_.rank_epochs = start.rank_history;
   out_.summary.skipped_steps = start.skipped_steps;
   global_step_ = start.global_step;
 
@@ -144,7 +146,8 @@ TrainOutcome Trainer::run() {
     print_epoch(record);
     if (config_.train.checkpoint_every > 0 && epoch % config_.train.checkpoint_every == 0 &&
         epoch < config_.train.epochs)
-      state_->resume->save({epoch + 1, 0, global_step_, 0.0, 0, out_.summary.skipped_steps, out_.epochs});
+      state_->resume->save(
+          {epoch + 1, 0, global_step_, 0.0, 0, out_.summary.skipped_steps, out_.epochs, out_.rank_epochs});
     if (should_stop_early(out_.epochs, config_.regularization.early_stopping_patience)) {
       out_.summary.stopped_early = true;
       if (world_.rank() == 0)
@@ -437,7 +440,7 @@ void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
   }
   const std::string& checkpoint = state_->resume->path();
   state_->resume->save({epoch, step + 1, global_step_ + 1, partial[0], static_cast<std::int64_t>(partial[1]),
-                        out_.summary.skipped_steps, out_.epochs});
+                        out_.summary.skipped_steps, out_.epochs, out_.rank_epochs});
   throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
                         checkpoint.empty() ? std::string(" (no checkpoint requested)")
                                            : cat("; checkpoint ", checkpoint)));
@@ -460,15 +463,40 @@ void Trainer::evaluate_into(EpochRecord& record) {
   record.test_loss = result.loss;
   record.test_acc = result.accuracy;
   record.evaluated = true;
+  keep_own_figures(record.epoch, result);
 }
 
+// This rank's own train and test figures of an evaluated epoch (before the all-reduce), as a DistributedSampler
+// run's rank reports them: kept for the rank record and gathered from every rank for the epoch table.
+void Trainer::keep_own_figures(int epoch, const EvalResult& result) {
+  out_.rank.test_images = result.own_images;
+  out_.rank.test_loss = result.own_loss;
+  out_.rank.test_acc = result.own_accuracy;
+  const RankEpochRecord mine{world_.rank(), epoch, out_.rank.train_loss, out_.rank.train_acc, result.own_loss,
+                             result.own_accuracy};
+  const CollectiveLabel label("per-rank epoch metrics");
+  for (const auto& row : gather_rank_epochs(world_, {mine})) out_.rank_epochs.push_back(row);
+}
+
+// Rank 0 prints the epoch's global line, after every rank's own line in rank order when there are several.
 void Trainer::print_epoch(const EpochRecord& record) const {
   if (world_.rank() != 0) return;
+  if (record.evaluated && world_.size() > 1) print_rank_lines(record.epoch);
   std::printf("epoch %3d/%d  train loss %.4f acc %6.2f%%", record.epoch, config_.train.epochs, record.train_loss,
               100 * record.train_acc);
   if (record.evaluated) std::printf("  test loss %.4f acc %6.2f%%", record.test_loss, 100 * record.test_acc);
   std::printf("  lr %.5f  %.2fs  %.0f img/s\n", record.lr, record.epoch_time_s, record.images_per_s);
   std::fflush(stdout);
+}
+
+// Every rank's own figures of `epoch`, one line each, as the per-process logs of a DistributedSampler run read.
+void Trainer::print_rank_lines(int epoch) const {
+  for (const auto& r : out_.rank_epochs) {
+    if (r.epoch != epoch) continue;
+    std::printf("Rank %d, Epoch [%d/%d], Train Loss: %.4f, Train Acc: %.2f%%, Test Loss: %.4f, Test Acc: %.2f%%\n",
+                r.rank, r.epoch, config_.train.epochs, r.train_loss, 100 * r.train_acc, r.test_loss,
+                100 * r.test_acc);
+  }
 }
 
 // The run's summary and this rank's statistics. Throughput counts only the epochs this process trained

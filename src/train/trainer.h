@@ -20,9 +20,11 @@ namespace ft {
 class World;
 class Backend;
 class Timeline;
+struct EvalResult;
 
 struct TrainOutcome {
   std::vector<EpochRecord> epochs;  // global metrics, identical on every rank
+  std::vector<RankEpochRecord> rank_epochs;  // every rank's own metrics per evaluated epoch, on every rank
   RunSummary summary;               // peak memory of this rank only; the caller reduces it
   RankRecord rank;                  // this rank's statistics
   ShardMeta data;                   // the training split's description
@@ -63,7 +65,9 @@ class Trainer {
   void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
   void require_finite_loss(double first_bad_step, int epoch) const;
   void evaluate_into(EpochRecord& record);
+  void keep_own_figures(int epoch, const EvalResult& result);
   void print_epoch(const EpochRecord& record) const;
+  void print_rank_lines(int epoch) const;
   void summarise(const Stopwatch& wall, const Stopwatch& training, std::size_t resumed_epochs);
 
   const Config& config_;

@@ -21,6 +21,9 @@ TEST(RankGather, EveryFieldTravels) {
   mine.allreduce_s = 1.0 / 3.0;
   mine.train_loss = 0.6931471805599453;
   mine.train_acc = 0.875;
+  mine.test_images = 5000 + world.rank();
+  mine.test_loss = 1.0 / 7.0;
+  mine.test_acc = 0.8125;
   const auto all = gather_rank_records(world, mine);
   ASSERT_EQ(all.size(), static_cast<std::size_t>(world.size()));
   const auto& back = all[static_cast<std::size_t>(world.rank())];
@@ -34,6 +37,22 @@ TEST(RankGather, EveryFieldTravels) {
   EXPECT_EQ(back.allreduce_s, mine.allreduce_s);  // bit-exact, not printed and parsed
   EXPECT_EQ(back.train_loss, mine.train_loss);
   EXPECT_EQ(back.train_acc, 0.875);
+  EXPECT_EQ(back.test_images, 5000 + world.rank());
+  EXPECT_EQ(back.test_loss, 1.0 / 7.0);
+  EXPECT_EQ(back.test_acc, 0.8125);
+}
+
+TEST(RankGather, RankEpochRowsOfEveryRankInRankOrder) {
+  World& world = test::world();
+  const std::vector<RankEpochRecord> mine = {{world.rank(), 2, 0.5, 0.75, 1.0 / 3.0, 0.625 + world.rank()}};
+  const auto all = gather_rank_epochs(world, mine);
+  ASSERT_EQ(all.size(), static_cast<std::size_t>(world.size()));
+  for (int r = 0; r < world.size(); ++r) {
+    EXPECT_EQ(all[static_cast<std::size_t>(r)].rank, r);
+    EXPECT_EQ(all[static_cast<std::size_t>(r)].epoch, 2);
+    EXPECT_EQ(all[static_cast<std::size_t>(r)].test_acc, 0.625 + r);
+  }
+  EXPECT_EQ(all.back().test_loss, 1.0 / 3.0);
 }
 
 TEST(RankGather, UtilizationSamplesOfEveryRankInRankOrder) {

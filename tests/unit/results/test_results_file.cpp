@@ -35,6 +35,12 @@ RunRecord sample(const std::string& name, int batch, double acc) {
   r.ranks[1].phase_s[1] = 3.0;  // forward: mean over the two ranks 1.50
   r.ranks[1].train_loss = 0.375;
   r.ranks[1].train_acc = 0.875;
+  r.ranks[1].test_images = 5000;
+  r.ranks[1].test_loss = 0.625;
+  r.ranks[1].test_acc = 0.8125;
+  for (int e = 1; e <= 3; ++e)
+    for (int rank = 0; rank < 2; ++rank)
+      r.rank_epochs.push_back({rank, e, 1.0 / e, 0.25 * e, 1.5 / e, 0.2 * e + 0.1 * rank});
   r.utilization.push_back({0.1, 1, 55.0, 20.0});
   r.utilization.push_back({0.2, 0, 65.0, 20.0});
   r.layers = {{"conv1", "32x32x32", 896}, {"max_pool2d", "32x16x16", 0}, {"fc", "10", 81930}};
@@ -71,6 +77,15 @@ TEST(ResultsFile, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.ranks[1].phase_s[3], 1.25);
   EXPECT_DOUBLE_EQ(back.ranks[1].train_loss, 0.375);
   EXPECT_DOUBLE_EQ(back.ranks[1].train_acc, 0.875);
+  EXPECT_EQ(back.ranks[1].test_images, 5000);
+  EXPECT_DOUBLE_EQ(back.ranks[1].test_loss, 0.625);
+  EXPECT_DOUBLE_EQ(back.ranks[1].test_acc, 0.8125);
+  ASSERT_EQ(back.rank_epochs.size(), 6u);
+  EXPECT_EQ(back.rank_epochs[5].rank, 1);
+  EXPECT_EQ(back.rank_epochs[5].epoch, 3);
+  EXPECT_DOUBLE_EQ(back.rank_epochs[5].train_acc, 0.75);
+  EXPECT_DOUBLE_EQ(back.rank_epochs[5].test_loss, 0.5);
+  EXPECT_DOUBLE_EQ(back.rank_epochs[5].test_acc, 0.7);
   ASSERT_EQ(back.utilization.size(), 2u);
   EXPECT_DOUBLE_EQ(back.utilization[0].gpu_percent, 55.0);
   EXPECT_EQ(back.utilization[0].rank, 1);
@@ -153,6 +168,9 @@ TEST(ResultsFields, ListingNamesEveryGroupAndType) {
         R"("group": "/ranks", "layout": "columns", "name": "local_rank", "stored": "int32")",
         R"("group": "/ranks", "layout": "columns", "name": "comm_wait_s", "stored": "float64")",
         R"("group": "/ranks", "layout": "columns", "name": "train_acc", "stored": "float64")",
+        R"("group": "/ranks", "layout": "columns", "name": "test_acc", "stored": "float64")",
+        R"("group": "/rank_epochs", "layout": "columns", "name": "rank", "stored": "int32")",
+        R"("group": "/rank_epochs", "layout": "columns", "name": "test_loss", "stored": "float64")",
         R"("group": "/model", "layout": "columns", "name": "output_shape", "stored": "string")",
         R"("group": "/summary", "layout": "attributes", "name": "overfit", "stored": "int64")",
         R"("group": "/", "layout": "text_dataset", "name": "config", "stored": "string")"})

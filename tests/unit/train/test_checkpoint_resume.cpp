@@ -100,6 +100,28 @@ void check_resume(const Config& c) {
 TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) { check_resume(resume_config(tiny_shards())); }
 
 // Lookahead's slow weights are part of the state: the stop lands between two pulls.
+// The per-rank rows of the epochs before a checkpoint travel in it: a resumed run's table starts with them.
+TEST(CheckpointResume, PerRankRowsOfEarlierEpochsAreKept) {
+  auto& world = test::world();
+  auto backend = make_backend(world, BackendOptions{});
+  TrainerOptions options;
+  options.checkpoint_path = std::string(FT_TEST_TMP) + "/rank-rows.ckpt";
+  paths::remove(options.checkpoint_path);
+  Config c = resume_config(tiny_shards());
+  c.train.epochs = 2;
+  c.train.checkpoint_every = 1;  // written after epoch 1 and left for the caller
+  const auto first = Trainer(c, world, *backend, at::Device(at::kCPU), options).run();
+  c.train.epochs = 3;
+  const auto resumed = Trainer(c, world, *backend, at::Device(at::kCPU), options).run();
+  paths::remove(options.checkpoint_path);
+  ASSERT_EQ(first.rank_epochs.size(), 2u);
+  ASSERT_EQ(resumed.rank_epochs.size(), 3u);
+  EXPECT_EQ(resumed.rank_epochs[0].epoch, 1);
+  EXPECT_EQ(resumed.rank_epochs[0].train_loss, first.rank_epochs[0].train_loss);
+  EXPECT_EQ(resumed.rank_epochs[0].test_acc, first.rank_epochs[0].test_acc);
+  EXPECT_EQ(resumed.rank_epochs[2].epoch, 3);
+}
+
 TEST(CheckpointResume, LookaheadAndAlternatingFlipsResumeExactly) {
   Config c = resume_config(tiny_shards());
   c.optimizer.name = OptimizerName::sgd;
