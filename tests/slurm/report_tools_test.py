@@ -27,7 +27,8 @@ def write_results(listing: dict, path: pathlib.Path, name: str, ranks: int, batc
     """A results file with every field of the writer's own listing (so it has the writer's layout), values
     from `values` below or else a filler of the stored type; `skip` ("group/name") leaves one field out."""
     e = np.arange(1, epochs + 1)
-    rows = {"/epochs": epochs, "/ranks": ranks, "/utilization": gpu_samples, "/model": 3}
+    rows = {"/epochs": epochs, "/ranks": ranks, "/rank_epochs": ranks * epochs, "/utilization": gpu_samples,
+            "/model": 3}
     values = {
         "/name": name, "/model": "simple_cnn", "/dataset": "fashion-mnist", "/precision": "fp32", "/batch_size": batch,
         "/config": f"model:\n  name: simple_cnn\ndata:\n  batch_size: {batch}\noptimizer:\n  name: sgd\n"
@@ -40,6 +41,7 @@ def write_results(listing: dict, path: pathlib.Path, name: str, ranks: int, batc
         "/ranks/hostname": [f"node{i}" for i in range(ranks)], "/ranks/device": ["Test GPU"] * ranks,
         "/ranks/local_rank": np.arange(ranks),
         "/ranks/train_loss": 0.25 + 0.125 * np.arange(ranks), "/ranks/train_acc": 0.75 + 0.125 * np.arange(ranks),
+        "/rank_epochs/rank": np.tile(np.arange(ranks), epochs), "/rank_epochs/epoch": np.repeat(e, ranks),
         "/utilization/time_s": np.arange(gpu_samples, dtype=float), "/utilization/gpu_percent": np.full(gpu_samples, 80.0),
         "/utilization/memory_percent": np.full(gpu_samples, 30.0),
         "/model/name": ["conv1", "max_pool2d", "fc"], "/model/output_shape": ["32x28x28", "32x14x14", "10"],

@@ -3,7 +3,8 @@
 """Results-file reader shared by the report tools.
 
 The layout is FIELDS below: file attributes and /config, /provenance attributes, the tables /epochs,
-/ranks (with the time split data_s ... eval_s), /utilization and /model (one dataset per column), and
+/ranks (with the time split data_s ... eval_s), /rank_epochs (every rank's own train and test figures per
+evaluated epoch), /utilization and /model (one dataset per column), and
 /summary attributes. Evaluation files (`fusetrain evaluate`) hold EVALUATION_FIELDS: /evaluation
 attributes, one column per class and the confusion matrix (logits and labels only with --logits). The
 writer's own table (src/results/results_fields.cpp, listed as JSON by `fusetrain report --fields`) must
@@ -32,7 +33,9 @@ FIELDS = {
                 "test_acc": _F64, "lr": _F64, "epoch_time_s": _F64, "images_per_s": _F64},
     "/ranks": {"hostname": _TEXT, "device": _TEXT, "local_rank": _I32, "peak_memory_bytes": _I64,
                "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, **{phase: _F64 for phase in PHASES}, "phase_clock": _TEXT,
-               "train_loss": _F64, "train_acc": _F64},
+               "train_loss": _F64, "train_acc": _F64, "test_images": _I64, "test_loss": _F64, "test_acc": _F64},
+    "/rank_epochs": {"rank": _I32, "epoch": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
+                     "test_acc": _F64},
     "/utilization": {"time_s": _F64, "rank": _I32, "gpu_percent": _F64, "memory_percent": _F64},
     "/model": {"name": _TEXT, "output_shape": _TEXT, "parameters": _I64},
     "/summary": {"wall_time_s": _F64, "train_time_s": _F64, "best_test_acc": _F64, "best_epoch": _I64,
@@ -85,6 +88,8 @@ class Run:
     provenance: dict
     epochs: dict        # column -> numpy array, one entry per epoch
     ranks: dict         # column -> numpy array (hostname, device: lists of str), one entry per rank
+    rank_epochs: dict   # rank, epoch and each rank's own train/test loss and accuracy, one entry per rank and
+                        # evaluated epoch (epoch by epoch, ranks in order within an epoch)
     utilization: dict   # column -> numpy array, one entry per sample
     layers: dict        # /model: name, output_shape (lists of str), parameters, one entry per layer
     summary: dict
@@ -136,7 +141,7 @@ def read_run(path) -> Run:
                        batch_size=int(f.attrs["batch_size"]), model_file=_text(f.attrs["model_file"]),
                        config=_text(f["config"][0]),
                        provenance=_attrs(f["provenance"]), epochs=_columns(f["epochs"]),
-                       ranks=_columns(f["ranks"]), utilization=_columns(f["utilization"]),
+                       ranks=_columns(f["ranks"]), rank_epochs=_columns(f["rank_epochs"]), utilization=_columns(f["utilization"]),
                        layers=_columns(f["model"]), summary=_attrs(f["summary"]))
     except (OSError, KeyError, ValueError) as e:
         raise ValueError(f"{path}: {e}") from e
