@@ -83,15 +83,24 @@ def row(name: str, run: Run) -> list:
             f"{100 * s['final_test_acc']:.2f}"]
 
 
+def rank_seconds(run: Run, r: int) -> float:
+    """Rank r's training seconds: compute, waiting for communication and loading data (evaluation left out)."""
+    return sum(float(run.ranks[c][r]) for c in plots.CATEGORIES["compute"] + ("comm_wait_s", "data_s"))
+
+
+OWN_COLUMNS = (("train_loss", "own train loss", 1), ("train_acc", "own train acc (%)", 100),
+               ("test_loss", "own test loss", 1), ("test_acc", "own test acc (%)", 100))
+
+
 def rank_rows(run: Run) -> tuple[list[str], list[list]]:
-    """Per-rank rows: time split, memory, images, and each rank's own loss/accuracy when recorded."""
-    own = [(c, h, scale) for c, h, scale in (("train_loss", "own train loss", 1), ("train_acc", "own train acc (%)", 100))
-           if c in run.ranks]
+    """Per-rank rows: time split, memory, images, and each rank's own loss/accuracy (train, then its slice of the
+    test split) when recorded."""
+    own = [(c, h, scale) for c, h, scale in OWN_COLUMNS if c in run.ranks]
     header = ["rank", "host", "device", "time (s)", "forward (s)", "backward (s)", "comm wait (s)", "data (s)",
               "memory (MiB)", "train images"] + [h for _, h, _ in own]
     rows = []
     for r in range(len(run.ranks["hostname"])):
-        seconds = sum(float(run.ranks[c][r]) for c in plots.CATEGORIES["compute"] + ("comm_wait_s", "data_s"))
+        seconds = rank_seconds(run, r)
         rows.append([r, run.ranks["hostname"][r], run.ranks["device"][r], f"{seconds:.1f}",
                      f"{float(run.ranks['forward_s'][r]):.1f}", f"{float(run.ranks['backward_s'][r]):.1f}",
                      f"{float(run.ranks['comm_wait_s'][r]):.1f}", f"{float(run.ranks['data_s'][r]):.1f}",
@@ -116,10 +125,46 @@ def change_row(name: str, one: Run, many: Run) -> list:
             f"{100 * (mn - m1) / m1:+.1f}"]
 
 
+def log_line(epoch: int, n: int, train_loss: float, train_acc: float, test: tuple[float, float] | None) -> str:
+    """One epoch in the students' format; `test` (loss, accuracy) is None for an epoch that was not evaluated."""
+    line = f"Epoch [{epoch}/{n}], Train Loss: {train_loss:.4f}, Train Acc: {100 * train_acc:.2f}%"
+    return line if test is None else f"{line}, Test Loss: {test[0]:.4f}, Test Acc: {100 * test[1]:.2f}%"
+
+
+def rank_lines(run: Run, epoch: int, n: int) -> list[str]:
+    """Every rank's own line of an evaluated epoch (its batches, its slice of the test split), in rank order."""
+    own = {c: np.asarray(v, dtype=float) for c, v in run.rank_epochs.items()}
+    return [f"Rank {int(own['rank'][i])}, " + log_line(epoch, n, own["train_loss"][i], own["train_acc"][i],
+                                                      (own["test_loss"][i], own["test_acc"][i]))
+            for i in np.flatnonzero(own["epoch"] == epoch)]
+
+
 def epoch_log(run: Run) -> str:
-    n = len(run.epochs["epoch"])
-    return "\n".join(f"Epoch [{int(e)}/{n}], Train Loss: {tl:.4f}, Test Accuracy: {100 * ta:.2f}%"
-                     for e, tl, ta in zip(run.epochs["epoch"], run.epochs["train_loss"], run.epochs["test_acc"]))
+    """The per-epoch log: on several ranks every rank's own line and then the line over all ranks; on one rank
+    the one line."""
+    e = run.epochs
+    n = len(e["epoch"])
+    lines = []
+    for k, epoch in enumerate(int(x) for x in e["epoch"]):
+        test = (float(e["test_loss"][k]), float(e["test_acc"][k])) if e["evaluated"][k] else None
+        if ranks(run) > 1:
+            lines += rank_lines(run, epoch, n)
+        prefix = "All ranks, " if ranks(run) > 1 else ""
+        lines.append(prefix + log_line(epoch, n, float(e["train_loss"][k]), float(e["train_acc"][k]), test))
+    return "\n".join(lines)
+
+
+RANK_TABLE_COLUMNS = ["run", "batch", "rank", "time (s)", "memory (MiB)", "own test acc (%)"]
+
+
+def rank_table(w: Writer, name: str, runs: list[Run]) -> None:
+    """One row per rank of every run: its training seconds, peak memory and accuracy on its own slice of the
+    test split (the students' second table per batch size and per backend)."""
+    rows = [[run.name, batch(run), r, f"{rank_seconds(run, r):.1f}",
+             f"{float(run.ranks['peak_memory_bytes'][r]) / MIB:.0f}", f"{100 * float(run.ranks['test_acc'][r]):.2f}"]
+            for run in runs for r in range(len(run.ranks["hostname"]))]
+    if rows:
+        w.page.table(name, RANK_TABLE_COLUMNS, rows)
 
 
 def overfit_verdict(run: Run) -> str:
@@ -317,6 +362,7 @@ def q2d(w: Writer) -> None:
     if rows:
         w.page.table("backend communication", ["run", "backend", "batch", "comm wait (s)", "all-reduce (s)",
                                                "all-reduced (MiB)"], rows)
+    rank_table(w, "backends per rank", runs)
     if runs:
         w.utilisation(runs)
 
@@ -347,6 +393,7 @@ def batch_sizes(w: Writer) -> None:
             if len({ranks(r) for r in group}) > 1]
     if rows:
         w.page.table("one vs two ranks per batch size: change", CHANGE_COLUMNS, rows)
+    rank_table(w, "batch size per rank", runs)
     w.utilisation(runs)
 
 
