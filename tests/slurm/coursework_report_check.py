@@ -83,6 +83,23 @@ check(len(srun_rows) == 1, "launcher row for srun missing")
 if srun_rows and "not run" in srun_rows[0]:
     check(any(a.startswith("srun: not run") for a in sections["Launchers"]["absent"]), "srun row without its reason")
 
+# Per-rank accuracy: each rank's own loss and accuracy on its slice of the test split, its log lines, and the
+# per-rank tables of the batch-size sweep and of the backends (one row per rank of every finished run).
+check("| own train loss | own train acc (%) | own test loss | own test acc (%) |" in markdown,
+      "per-rank own test columns missing")
+check("Rank 1, Epoch [2/2], Train Loss: " in markdown and "All ranks, Epoch [2/2], Train Loss: " in markdown,
+      "per-rank epoch log lines missing")
+check("Epoch [2/2], Train Loss: " in markdown and "%, Test Loss: " in markdown, "epoch log lacks train acc / test loss")
+q1b_acc = f"{100 * float(q1b.ranks['test_acc'][1]):.2f}"
+check(any(line.startswith("| 1 | ") and line.endswith(f"| {q1b_acc} |") for line in markdown.splitlines()),
+      f"rank 1's own test accuracy of q1b_two_gpus.h5 ({q1b_acc}) not in its per-rank row")
+for stem, section, table in (("batch_size", "Batch size 16 / 32 / 64 / 128 on one and two ranks", "batch size per rank"),
+                             ("q2d_backends", "Q2d", "backends per rank")):
+    rank_count = sum(int(read_run(p).provenance["world_size"]) for p in (out / "sweeps" / stem / "results").glob("*.h5"))
+    found = [t for t in sections.get(section, {}).get("tables", []) if t["name"] == table]
+    check(len(found) == 1 and found[0]["rows"] == rank_count and "own test acc (%)" in found[0]["columns"],
+          f"{section}: table '{table}' missing or not one row per rank ({rank_count}): {found}")
+
 if failures:
     print("FAIL:\n  " + "\n  ".join(failures))
     sys.exit(1)
