@@ -52,7 +52,7 @@ int report_command(int argc, char** argv) {
       ("sort", po::value<std::string>(), "sort by a column (e.g. img_per_s, batch) or a config key (e.g. optimizer.lr)")
       ("key,k", po::value<std::vector<std::string>>()->composing(), "add a config key as a column (repeatable)")
       ("group", po::value<std::string>(), "one table per value of a column or config key (CSV: a leading column)")
-      ("per-rank", "one row per rank: time split, peak memory, train loss and accuracy on the rank's slice")
+      ("per-rank", "one row per rank: time split, peak memory, train and test loss and accuracy on its own slices")
       ("model", "each run's model summary: layers, output shapes, parameters")
       ("confusion", "the confusion matrix of evaluation files (written by fusetrain evaluate), with class names")
       ("fields", "every field of the results file as JSON (group, name, stored type, meaning) and exit")

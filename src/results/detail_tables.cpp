@@ -8,7 +8,8 @@ namespace ft {
 
 std::string per_rank_table(const std::vector<RunRecord>& runs, bool csv) {
   const TableRow header = {"run", "rank", "host", "device", "train_images", "data_s", "forward_s", "backward_s",
-                           "comm_wait_s", "optimizer_s", "eval_s", "peak_MiB", "train_loss", "train_acc_%"};
+                           "comm_wait_s", "optimizer_s", "eval_s", "peak_MiB", "train_loss", "train_acc_%",
+                           "test_loss", "test_acc_%"};
   std::vector<TableRow> rows;
   for (const auto& run : runs) {
     for (std::size_t i = 0; i < run.ranks.size(); ++i) {
@@ -18,6 +19,8 @@ std::string per_rank_table(const std::vector<RunRecord>& runs, bool csv) {
       row.push_back(fixed(r.peak_memory_bytes / 1048576.0, 1));
       row.push_back(fixed(r.train_loss, 4));
       row.push_back(fixed(100 * r.train_acc, 2));
+      row.push_back(fixed(r.test_loss, 4));  // on the rank's own slice of the test split
+      row.push_back(fixed(100 * r.test_acc, 2));
       rows.push_back(row);
     }
   }
