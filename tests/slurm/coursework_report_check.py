@@ -77,7 +77,13 @@ for name, reason in reasons.items():
 check("GPU utilisation is sampled through NVML" in " ".join(sections.get("Q2d", {}).get("absent", [])),
       "Q2d: the backend runs neither chart utilisation nor say why not")
 check(markdown.count("| not run |") >= 4, "skipped points have no rows")
-check("| mpirun | 2 |" in markdown, "launcher row for mpirun missing")
+mpirun_run = out / "launchers" / "results" / "launch-mpirun.h5"
+if mpirun_run.exists():  # memory per rank in the launcher table, from the run's own peak
+    peak = max(read_run(mpirun_run).ranks["peak_memory_bytes"]) / 1024.0 ** 2
+    check(any(line.startswith("| mpirun | 2 |") and f"| {peak:.0f} |" in line for line in markdown.splitlines()),
+          f"launcher row for mpirun missing or without its memory ({peak:.0f} MiB)")
+else:
+    check(False, "launcher run under mpirun has no results file")
 srun_rows = [line for line in markdown.splitlines() if line.startswith("| srun | 2 |")]
 check(len(srun_rows) == 1, "launcher row for srun missing")
 if srun_rows and "not run" in srun_rows[0]:

@@ -386,13 +386,14 @@ def launchers(w: Writer) -> None:
         name, n, wall, status = line.split("\t")
         run_path = w.cw.out / "launchers" / "results" / f"launch-{name}.h5"
         if status != "ok" or not run_path.exists():
-            rows.append([name, n, "not run", "not run", "not run"])
+            rows.append([name, n, "not run", "not run", "not run", "not run"])
             w.page.absent(f"{name}: {status}")
             continue
         run = read_run(run_path)
-        rows.append([name, n, wall, f"{run.summary['train_time_s']:.1f}", f"{100 * run.summary['final_test_acc']:.2f}"])
-    w.page.table("launchers", ["launcher", "ranks", "wall time of the command (s)", "train time (s)", "test acc (%)"],
-                 rows)
+        rows.append([name, n, wall, f"{run.summary['train_time_s']:.1f}", f"{memory_mib(run):.0f}",
+                     f"{100 * run.summary['final_test_acc']:.2f}"])
+    w.page.table("launchers", ["launcher", "ranks", "wall time of the command (s)", "train time (s)",
+                               "memory per rank (MiB)", "test acc (%)"], rows)
 
 
 def kernels(w: Writer) -> None:
