@@ -2,12 +2,14 @@
 # The whole coursework in one command: every config of configs/coursework/ trained (sweeps point by point),
 # the launcher comparison, the kernel and RGB-to-gray benchmarks, then one report by tools/report/coursework.py.
 #
-# Usage: jobs/workstation/coursework.sh [--smoke | --full] [--out DIR] [--data DIR]
+# Usage: jobs/workstation/coursework.sh [--smoke | --full] [--out DIR] [--data DIR] [--gray-data DIR]
 #   --smoke  on the CPU: real Fashion-MNIST (/usr/share/datasets/fashion-mnist) cut to SMOKE_TRAIN training
 #            and SMOKE_TEST test images, 2 epochs (6 for the overfitting study): minutes (the default)
 #   --full   the configs as written, on CIFAR-10 shards in --data (default data/cifar10) and the GPUs here
 #   --out    output folder (default runs/coursework-smoke or runs/coursework); the report is OUT/report/
 #            coursework.{md,html}. Running again resumes: runs whose results file exists are skipped.
+#   --gray-data  shards of the RGB-to-gray study, train split (default: the training data); full mode: 200 images
+#            at 128x128, as the report's STL-10: fusetrain-prep --format stl10 --input DIR --output D --limit 200
 # Environment: FUSETRAIN_BIN, FUSETRAIN_PREP (default build/bin/...), PYTHON (default the project venv's),
 #   LAUNCHER (starts the ranks, given -n RANKS; default mpirun --oversubscribe --bind-to none, plus
 #   --allow-run-as-root for root; jobs/slurm/coursework.sbatch sets srun), NGPUS (GPUs to use; default
@@ -15,13 +17,14 @@
 #   LOCAL_SLURM=1 (start a private SLURM cluster for the srun launcher row, see tools/bench/launchers.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-mode=smoke out="" data=""
+mode=smoke out="" data="" gray_data=""
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke|--full) mode=${1#--} ;;
     --out) out=$2; shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '4,16p' "$0"; exit 0 ;;
+    --gray-data) gray_data=$2; shift ;;
+    -h|--help) sed -n '4,/^[^#]/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "coursework.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +37,7 @@ default_launcher="mpirun --oversubscribe --bind-to none"
 launcher=${LAUNCHER:-$default_launcher}
 configs=$root/configs/coursework
 [ -x "$bin" ] || { echo "coursework.sh: $bin not found: build first (make build) or set FUSETRAIN_BIN" >&2; exit 2; }
+[ -z "$gray_data" ] || [ -d "$gray_data" ] || { echo "coursework.sh: --gray-data $gray_data: no such folder" >&2; exit 2; }
 
 common=()   # --set options of every run
 if [ "$mode" = smoke ]; then
@@ -71,6 +75,8 @@ gpu_reason() {
   if [[ "$overrides" == *distributed.backend=nccl* ]] && [ "$ngpus" -lt "$ranks" ]; then
     echo "NCCL needs one GPU per rank ($ranks ranks, $ngpus GPUs here): not run on this host"
   elif [[ "$overrides" =~ precision.dtype=(fp16|bf16) ]] && [ "$ngpus" -eq 0 ]; then
+    echo "${BASH_REMATCH[1]} needs a CUDA device: not run on this host"
+  elif [[ "$overrides" =~ (model\.conv_relu=fused|train\.device=cuda) ]] && [ "$ngpus" -eq 0 ]; then
     echo "${BASH_REMATCH[1]} needs a CUDA device: not run on this host"
   fi
 }
@@ -129,6 +135,15 @@ for stem in q2b_precision q2c_regularization batch_size grad_accumulation optimi
   sweep "$stem" "${common[@]}" "${backend[@]}"
 done
 sweep q2d_backends "${common[@]}"
+# The conv+ReLU study: each point names its own train.device (fusetrain sweep refuses a --set of a swept
+# key), so the smoke's train.device=cpu is left out; the CPU point runs anywhere, the rest need a GPU.
+conv_common=()
+for ((i = 0; i < ${#common[@]}; i += 2)); do
+  [ "${common[i + 1]}" = train.device=cpu ] || conv_common+=("${common[i]}" "${common[i + 1]}")
+done
+for stem in conv_relu_2_layers conv_relu_10_layers; do
+  sweep "$stem" "${conv_common[@]}" "${backend[@]}"
+done
 
 if [ -f "$out/launchers/launchers.tsv" ]; then echo "launchers: done earlier"; else
 echo "launchers: one process, mpirun and srun"
@@ -145,9 +160,16 @@ kernel_args=()
 "$bin" bench kernels "${kernel_args[@]}" > "$out/kernels.md" 2> "$out/logs/kernels.log" ||
   { tail -n 20 "$out/logs/kernels.log" >&2; exit 1; }
 echo "RGB to gray: fusetrain bench gray"
-gray_args=(--python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
-[ "$mode" = full ] || gray_args+=(--images 20 --size 96 --iterations 3 --warmup 1)  # PNGs over 1 kB each
-{ echo; "$bin" bench gray --data "$data" "${gray_args[@]}"; } >> "$out/kernels.md" 2> "$out/logs/gray.log" ||
-  { tail -n 20 "$out/logs/gray.log" >&2; exit 1; }
+gray_data=${gray_data:-$data}
+printf 'gray data\t%s (train split)\n' "$gray_data" >> "$out/environment.tsv"
+gray_args=(--split train --python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
+# The smoke's Python loop indexes torch tensors pixel by pixel (~20 us each): 4 images of 96x96 keep it
+# near a second, and the sample PNGs over 1 kB each. Full mode: the defaults, 200 images at 128x128.
+[ "$mode" = full ] || gray_args+=(--images 4 --size 96 --iterations 3 --warmup 1)
+# bench gray runs `python3`: the project's Python (which has torch) comes first on PATH.
+gray_path=$PATH
+[[ "$python" != */* ]] || [ ! -x "$(dirname "$python")/python3" ] || gray_path=$(dirname "$python"):$PATH
+{ echo; PATH=$gray_path "$bin" bench gray --data "$gray_data" "${gray_args[@]}"; } >> "$out/kernels.md" \
+  2> "$out/logs/gray.log" || { tail -n 20 "$out/logs/gray.log" >&2; exit 1; }
 
 "$python" "$root/tools/report/coursework.py" "$out"
