@@ -3,6 +3,7 @@
 # CPU host cannot run say why. Usage: coursework_report_check.py OUT SOURCE_DIR
 import json
 import pathlib
+import re
 import sys
 
 out, source = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
@@ -88,6 +89,42 @@ srun_rows = [line for line in markdown.splitlines() if line.startswith("| srun |
 check(len(srun_rows) == 1, "launcher row for srun missing")
 if srun_rows and "not run" in srun_rows[0]:
     check(any(a.startswith("srun: not run") for a in sections["Launchers"]["absent"]), "srun row without its reason")
+
+# The fused conv+ReLU study (2 and 10 layers x fused kernel, cuDNN, cuDNN disabled, CPU): one table of 8 rows,
+# the CPU rows filled from their results files, the GPU rows "not run" with the reason; and the RGB-to-gray
+# table names its images and times the Python loop on them.
+def markdown_section(title):
+    part = markdown.split(f"\n## {title}", 1)
+    return part[1].split("\n## ", 1)[0] if len(part) == 2 else ""
+
+
+conv = sections.get("Fused convolution + ReLU", {"tables": [], "absent": []})
+check([t["rows"] for t in conv["tables"]] == [8], f"conv+ReLU study: tables {conv['tables']}, expected one of 8 rows")
+conv_rows = [[c.strip() for c in line.split("|")[1:-1]]
+             for line in markdown_section("Fused convolution + ReLU").splitlines() if re.match(r"\| (2|10) \| ", line)]
+check([r[:2] for r in conv_rows] == [[n, impl] for n in ("2", "10")
+                                     for impl in ("fused kernel", "cuDNN", "cuDNN disabled", "CPU (ATen)")],
+      f"conv+ReLU study: rows {[r[:2] for r in conv_rows]}")
+for layers, impl, dev, forward, backward, seconds, acc in (r for r in conv_rows if len(r) == 7):
+    if impl == "CPU (ATen)":
+        results = out / "sweeps" / f"conv_relu_{layers}_layers" / "results" / "p003-cpu.h5"
+        if not results.exists() or "not run" in (forward, acc):
+            check(False, f"conv+ReLU {layers} layers: the CPU point did not run")
+            continue
+        run = read_run(results)
+        check(dev.startswith("cpu") and float(forward) > 0 and float(backward) > 0 and float(seconds) > 0,
+              f"conv+ReLU {layers} layers CPU row not filled: {dev} {forward} {backward} {seconds}")
+        check(acc == f"{100 * run.summary['final_test_acc']:.2f}", f"conv+ReLU {layers} layers CPU accuracy {acc}")
+    else:
+        check([dev, forward, backward, seconds, acc] == ["cuda"] + ["not run"] * 4,
+              f"conv+ReLU {layers} layers {impl} row should be not run on cuda")
+        check(any(a.startswith(f"{layers} layers, {impl}: ") and a.endswith("needs a CUDA device: not run on this host")
+                  for a in conv["absent"]), f"conv+ReLU {layers} layers {impl}: no reason given")
+gray = markdown_section("CUDA kernels")
+check(f"the same 4 images of {out}/data (train split), resized to 96x96" in gray,
+      "RGB to gray: the section does not name its data and image count")
+python_row = re.search(r"^\| Python loop \(interpreted, once\) \| ([0-9.]+) \|", gray, re.M)
+check(python_row is not None and float(python_row[1]) > 0, "RGB to gray: no Python loop row with a time")
 
 if failures:
     print("FAIL:\n  " + "\n  ".join(failures))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -396,6 +397,53 @@ def launchers(w: Writer) -> None:
                                "memory per rank (MiB)", "test acc (%)"], rows)
 
 
+CONV_RELU_STUDY = (("conv_relu_2_layers", 2), ("conv_relu_10_layers", 10))
+CONV_RELU_IMPLEMENTATIONS = {"fused": "fused kernel", "cudnn": "cuDNN", "cudnn_disabled": "cuDNN disabled",
+                             "cpu": "CPU (ATen)"}
+CONV_RELU_COLUMNS = ["layers", "implementation", "device", "forward time (ms per step)",
+                     "backward time (ms per step)", "train time (s)", "test acc (%)"]
+
+
+def phase_ms_per_step(run: Run, phase: str) -> str:
+    """A phase's seconds (mean over ranks) per optimizer step, in milliseconds."""
+    steps = max(int(run.summary["optimizer_steps"]), 1)
+    return f"{1e3 * float(np.mean(run.ranks[phase])) / steps:.2f}"
+
+
+def conv_relu_row(cw: Coursework, stem: str, layers: int, point: dict, run: Run | None) -> tuple[list, str]:
+    """One point's row, and why it did not run ("" when it did); a row not run shows the device it asked for."""
+    label = point["name"].split("-", 1)[-1]
+    name = CONV_RELU_IMPLEMENTATIONS.get(label, label)
+    if run is None:
+        return ([layers, name, point["overrides"].get("train.device", "-")] + ["not run"] * 4,
+                f"{layers} layers, {name}: {cw.reason(stem, point['name'])}")
+    return [layers, name, device(run), phase_ms_per_step(run, "forward_s"), phase_ms_per_step(run, "backward_s"),
+            f"{run.summary['train_time_s']:.1f}", f"{100 * run.summary['final_test_acc']:.2f}"], ""
+
+
+def conv_relu(w: Writer) -> None:
+    """The fused conv+ReLU study: networks of 2 and 10 conv+ReLU layers trained with each implementation."""
+    w.page.section("Fused convolution + ReLU: 2 and 10 layers")
+    w.page.text("The same network of 2 and of 10 convolution + ReLU layers (configs/coursework/conv_relu_*.yaml) "
+                "trained with the hand-written fused CUDA operation (its own backward: the ReLU mask applied to the "
+                "incoming gradient, then the convolution gradients), with ATen on cuDNN, with ATen with cuDNN "
+                "disabled, and with ATen on the CPU. Forward and backward time are the run's own phase times "
+                "divided by its optimizer steps. The 10 layers are ten separate layers (not one shared layer applied ten "
+                "times).")
+    rows, reasons = [], []
+    for stem, layers in CONV_RELU_STUDY:
+        points = w.cw.sweep(stem)
+        if not points:
+            reasons.append(f"sweep {stem} was not planned (no {stem}/points.tsv)")
+        for row_, reason in (conv_relu_row(w.cw, stem, layers, p, run) for p, run in points):
+            rows.append(row_)
+            reasons += [reason] if reason else []
+    if rows:
+        w.page.table("conv+ReLU study", CONV_RELU_COLUMNS, rows)
+    for reason in reasons:
+        w.page.absent(reason)
+
+
 def kernels(w: Writer) -> None:
     w.page.section("CUDA kernels: fused convolution + ReLU, RGB to gray")
     text = (w.cw.out / "kernels.md").read_text() if (w.cw.out / "kernels.md").exists() else ""
@@ -403,6 +451,7 @@ def kernels(w: Writer) -> None:
         w.page.absent("`fusetrain bench kernels` and `bench gray` wrote nothing")
         return
     w.page.markdown_tables("kernels", text)
+    gray_study_text(w, text)
     if "no CUDA device" in text:
         w.page.absent("the CUDA rows need a GPU: not run on this host")
     images = sorted((w.cw.out / "kernels").glob("*.png")) if (w.cw.out / "kernels").is_dir() else []
@@ -412,6 +461,19 @@ def kernels(w: Writer) -> None:
         w.page.figure(copy, image.stem)
     if not images:
         w.page.absent("no color/gray sample images in kernels/ (written by `fusetrain bench gray`)")
+
+
+def gray_study_text(w: Writer, text: str) -> None:
+    """Which images the RGB-to-gray table converted: every row, the Python loop's too, timed on the same ones."""
+    match = re.search(r"RGB->gray of (\d+) images at (\d+)x\d+", text)
+    if match is None:
+        w.page.absent("`fusetrain bench gray` printed no table")
+        return
+    data = w.cw.env.get("gray data", "the training data")
+    w.page.text(f"RGB to gray: every row above converts the same {match[1]} images of {data}, resized to "
+                f"{match[2]}x{match[2]}. The Python loop (tools/bench/gray_python_loop.py) indexes torch uint8 "
+                "tensors by image, row and column as the students' loop did and runs once; the compiled versions "
+                "report the median of several runs, and every result is checked to be byte-identical.")
 
 
 def main() -> int:
@@ -435,6 +497,7 @@ def main() -> int:
     optimizers(w)
     last_batch(w)
     launchers(w)
+    conv_relu(w)
     kernels(w)
     for path in page.write("coursework"):
         print(path)
