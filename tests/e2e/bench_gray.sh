@@ -5,6 +5,10 @@ set -euo pipefail
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_SOURCE:?}"
 src=/usr/share/datasets/fashion-mnist
 [ -f "$src/t10k-images-idx3-ubyte.gz" ] || { echo "SKIP: dataset-fashion-mnist not installed"; exit 77; }
+# The Python loop (run as `python3`) indexes torch tensors: the project's Python comes first on PATH.
+python=${FUSETRAIN_PYTHON:-python3}
+"$python" -c "import torch" 2> /dev/null || { echo "SKIP: $python has no torch"; exit 77; }
+[[ "$python" != */* ]] || export PATH="$(dirname "$python"):$PATH"
 work=$FUSETRAIN_TMP/bench_gray
 rm -rf "$work" && mkdir -p "$work"
 
