@@ -162,14 +162,11 @@ kernel_args=()
 echo "RGB to gray: fusetrain bench gray"
 gray_data=${gray_data:-$data}
 printf 'gray data\t%s (train split)\n' "$gray_data" >> "$out/environment.tsv"
-gray_args=(--split train --python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
+gray_args=(--split train --python "$python" --python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
 # The smoke's Python loop indexes torch tensors pixel by pixel (~20 us each): 4 images of 96x96 keep it
 # near a second, and the sample PNGs over 1 kB each. Full mode: the defaults, 200 images at 128x128.
 [ "$mode" = full ] || gray_args+=(--images 4 --size 96 --iterations 3 --warmup 1)
-# bench gray runs `python3`: the project's Python (which has torch) comes first on PATH.
-gray_path=$PATH
-[[ "$python" != */* ]] || [ ! -x "$(dirname "$python")/python3" ] || gray_path=$(dirname "$python"):$PATH
-{ echo; PATH=$gray_path "$bin" bench gray --data "$gray_data" "${gray_args[@]}"; } >> "$out/kernels.md" \
+{ echo; "$bin" bench gray --data "$gray_data" "${gray_args[@]}"; } >> "$out/kernels.md" \
   2> "$out/logs/gray.log" || { tail -n 20 "$out/logs/gray.log" >&2; exit 1; }
 
 "$python" "$root/tools/report/coursework.py" "$out"
