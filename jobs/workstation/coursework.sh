@@ -68,14 +68,15 @@ out=$(cd "$out" && pwd)
 skipped=$out/skipped.tsv
 printf 'experiment\tpoint\treason\n' > "$skipped"
 printf 'mode\t%s\ngpus\t%s\ndata\t%s\nlauncher\t%s\n' "$mode" "$ngpus" "$data" "$launcher" > "$out/environment.tsv"
+"$bin" info | sed -n 's/^CPU: \(.*\); bf16 unit: \(.*\)$/cpu\t\1\ncpu bf16 unit\t\2/p' >> "$out/environment.tsv"
 
 # Why a point cannot run on this host ("" when it can): its overrides and ranks.
 gpu_reason() {
   local ranks=$1 overrides=$2
   if [[ "$overrides" == *distributed.backend=nccl* ]] && [ "$ngpus" -lt "$ranks" ]; then
     echo "NCCL needs one GPU per rank ($ranks ranks, $ngpus GPUs here): not run on this host"
-  elif [[ "$overrides" =~ precision.dtype=(fp16|bf16) ]] && [ "$ngpus" -eq 0 ]; then
-    echo "${BASH_REMATCH[1]} needs a CUDA device: not run on this host"
+  elif [[ "$overrides" == *precision.dtype=fp16* ]] && [ "$ngpus" -eq 0 ]; then
+    echo "fp16 needs a CUDA device: not run on this host (bf16 autocasts on the CPU too)"
   elif [[ "$overrides" =~ (model\.conv_relu=fused|train\.device=cuda) ]] && [ "$ngpus" -eq 0 ]; then
     echo "${BASH_REMATCH[1]} needs a CUDA device: not run on this host"
   fi

@@ -126,6 +126,16 @@ check(f"the same 4 images of {out}/data (train split), resized to 96x96" in gray
 python_row = re.search(r"^\| Python loop \(interpreted, once\) \| ([0-9.]+) \|", gray, re.M)
 check(python_row is not None and float(python_row[1]) > 0, "RGB to gray: no Python loop row with a time")
 
+# Q2b on a CPU host: bf16 autocasts on the CPU (its row is filled from the run), fp16 is named as GPU-only; the
+# environment names the CPU's bf16 unit.
+bf16_runs = [r for r in map(read_run, sorted((out / "sweeps" / "q2b_precision" / "results").glob("*.h5")))
+             if r.precision == "bf16"]
+check(len(bf16_runs) == 1, f"Q2b: {len(bf16_runs)} bf16 results files, expected 1 (bf16 runs on the CPU)")
+for r in bf16_runs:
+    check(any(line.startswith("| bf16 |") and "| cpu" in line and f"| {100 * r.summary['final_test_acc']:.2f} |" in line
+              for line in markdown.splitlines()), "Q2b: the bf16 row is not the CPU run's")
+check("| cpu bf16 unit |" in markdown, "environment: the CPU's bf16 unit is not named")
+
 if failures:
     print("FAIL:\n  " + "\n  ".join(failures))
     sys.exit(1)

@@ -272,7 +272,9 @@ def q2b(w: Writer) -> None:
     w.page.section("Q2b: mixed precision (the Q1b network on two ranks)")
     w.page.text("fp16 halves memory traffic and uses tensor cores, but its narrow range underflows small "
                 "gradients (hence dynamic loss scaling) and overflows large activations; bf16 keeps fp32's range "
-                "with less precision. Some operations (reductions, softmax, loss) stay in fp32.")
+                "with less precision. Some operations (reductions, softmax, loss) stay in fp32. On a CPU host bf16 "
+                "autocasts on the CPU (fast where the CPU has AVX512-BF16 or AMX, see the environment's bf16 unit); "
+                "fp16 needs a GPU.")
     runs = {r.precision: r for r in w.sweep_table("q2b_precision", "precision", ["precision.dtype"])}
     fp32 = runs.get("fp32")
     for other in ("fp16", "bf16"):
