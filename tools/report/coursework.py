@@ -418,6 +418,11 @@ def batch_limit(w: Writer) -> None:
     if not traces:
         w.page.absent("no profiler trace in profiles/ (the profiled runs did not finish)")
         return
+    profiled = w.cw.out / "profiles" / f"{traces[0].stem}.h5"
+    if profiled.exists():
+        window = (yaml.safe_load(read_run(profiled).config) or {}).get("profile") or {}
+        w.page.text(f"Profiler window: {window.get('wait')} step(s) waited, {window.get('warmup')} warm-up step(s) "
+                    f"traced and discarded, {window.get('active')} step(s) recorded.")
     w.page.table("profiler traces", ["batch", "trace events", "size (KiB)", "busiest operator (self time)",
                                      "its self time (ms)", "peak allocated in the window (MiB)"],
                  [[p.stem.split("-")[1]] + trace_summary(p) for p in traces])
@@ -448,9 +453,14 @@ def recipe_settings(run: Run) -> list[list]:
             ["schedule", f"{sched.get('name')} (max lr {opt.get('lr')}, rising for {sched.get('pct_start')} "
                          "of the steps)"],
             ["epochs", (c.get("train") or {}).get("epochs")],
-            ["augmentation", f"random crop (padding {aug.get('crop_padding')}), flip {aug.get('flip')}, colour "
-                             f"jitter (brightness {aug.get('brightness')}, contrast {aug.get('contrast')}, saturation "
-                             f"{aug.get('saturation')}), rotation up to {aug.get('rotation_degrees')} degrees"]]
+            ["augmentation", ", ".join(part for on, part in (
+                (aug.get("crop_padding"), f"random crop (padding {aug.get('crop_padding')})"),
+                (aug.get("flip"), "horizontal flip"),
+                (aug.get("brightness") or aug.get("contrast") or aug.get("saturation"),
+                 f"colour jitter (brightness {aug.get('brightness')}, contrast {aug.get('contrast')}, "
+                 f"saturation {aug.get('saturation')})"),
+                (aug.get("rotation_degrees"), f"rotation up to {aug.get('rotation_degrees')} degrees")) if on)
+             or "none"]]
 
 
 def recipe(w: Writer) -> None:
