@@ -143,8 +143,10 @@ sweep adamw_recipe "${common[@]}" "${backend[@]}"
 limit_md=$out/batch_size_limit.md
 if [ -s "$limit_md" ]; then echo "batch limit: done earlier"; else
   echo "batch limit: fusetrain bench batch-size"
-  limit_args=(--image 3x32x32 --start 16)  # CIFAR-10 images; the ceiling is the command's (65536 on a GPU)
-  [ "$mode" = full ] || limit_args=(--device cpu --image 1x28x28 --start 16 --max-batch 128 --steps 2 --warmup 1)
+  shards=("$data"/train-*.h5)  # synthetic images shaped like the data set's: CxHxW from "/images [N, H, W, C]"
+  image=$("$bin" inspect "${shards[0]}" | sed -n 's|^/images \[[0-9]*, \([0-9]*\), \([0-9]*\), \([0-9]*\)\]$|\3x\1x\2|p')
+  limit_args=(--image "${image:-3x32x32}" --start 16)  # the ceiling is the command's (65536 on a GPU)
+  [ "$mode" = full ] || limit_args+=(--device cpu --max-batch 128 --steps 2 --warmup 1)
   "$bin" bench batch-size --model simple_cnn "${limit_args[@]}" > "$limit_md.part" 2> "$out/logs/batch_size_limit.log" ||
     { tail -n 20 "$out/logs/batch_size_limit.log" >&2; exit 1; }
   mv "$limit_md.part" "$limit_md"
