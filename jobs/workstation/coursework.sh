@@ -165,7 +165,7 @@ profile() {
     printf 'batch_limit\tbatch-%s\tthe profiled run failed (see logs/profile-batch-%s.log)\n' "$b" "$b" >> "$skipped"
 }
 mkdir -p "$out/profiles"
-smallest=$(sed -n 's/^| \([0-9][0-9]*\) | [0-9.]* |.*/\1/p' "$limit_md" | head -n 1)
+smallest=$(sed -n '/^| [0-9][0-9]* | [0-9.]* |/{s/^| \([0-9]*\) .*/\1/p;q;}' "$limit_md")
 largest=$(sed -n 's/^largest batch that fits: \([0-9][0-9]*\).*/\1/p' "$limit_md")
 if [ -z "$smallest" ] || [ "${largest:-0}" -eq 0 ]; then
   printf 'batch_limit\tprofiles\tno batch size fits on this device (see batch_size_limit.md)\n' >> "$skipped"

@@ -105,7 +105,9 @@ limit_tables = {t["name"]: t for t in limit.get("tables", [])}
 check(limit_tables.get("batch limit", {}).get("rows", 0) >= 2, "batch limit: fewer than 2 batch sizes measured")
 verdict = re.search(r"^largest batch that fits: (\d+); stopped by (out of memory|the ceiling)", markdown, re.M)
 check(verdict is not None, "batch limit: no 'largest batch that fits: N; stopped by ...' line")
-measured = re.findall(r"^\| (\d+) \| [0-9.]+ \|", (out / "batch_size_limit.md").read_text(), re.M)
+limit_md = out / "batch_size_limit.md"
+measured = re.findall(r"^\| (\d+) \| [0-9.]+ \|", limit_md.read_text() if limit_md.exists() else "", re.M)
+check(len(measured) >= 2, f"batch limit: {limit_md} missing or with fewer than 2 measured batch sizes")
 if verdict and measured:
     check(verdict.group(1) == measured[-1], f"batch limit: verdict {verdict.group(1)}, last batch measured {measured[-1]}")
     for b in sorted({measured[0], measured[-1]}, key=int):
