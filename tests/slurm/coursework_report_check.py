@@ -6,6 +6,8 @@ import pathlib
 import re
 import sys
 
+import yaml
+
 out, source = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 sys.path.insert(0, str(source / "tools" / "report"))
 from results import read_run  # noqa: E402
@@ -135,6 +137,50 @@ for r in bf16_runs:
     check(any(line.startswith("| bf16 |") and "| cpu" in line and f"| {100 * r.summary['final_test_acc']:.2f} |" in line
               for line in markdown.splitlines()), "Q2b: the bf16 row is not the CPU run's")
 check("| cpu bf16 unit |" in markdown, "environment: the CPU's bf16 unit is not named")
+
+# The largest batch that fits with its two profiler traces, the first report's recipe, the overfitting study.
+limit = sections.get("The largest batch that fits, and a profiler window", {})
+recipe = sections.get("The first report's recipe", {})
+for name, sec in (("batch limit", limit), ("recipe", recipe)):
+    check(bool(sec), f"{name}: section missing")
+    for t in sec.get("tables", []):
+        check(t["rows"] > 0 and t["empty_cells"] == 0, f"{name}: table {t['name']} is empty or has empty cells")
+    for f in sec.get("figures", []):
+        check((report / f).stat().st_size > 1000 and f in markdown and f in page, f"{name}: figure {f} missing")
+limit_tables = {t["name"]: t for t in limit.get("tables", [])}
+check(limit_tables.get("batch limit", {}).get("rows", 0) >= 2, "batch limit: fewer than 2 batch sizes measured")
+verdict = re.search(r"^largest batch that fits: (\d+); stopped by (out of memory|the ceiling)", markdown, re.M)
+check(verdict is not None, "batch limit: no 'largest batch that fits: N; stopped by ...' line")
+limit_md = out / "batch_size_limit.md"
+measured = re.findall(r"^\| (\d+) \| [0-9.]+ \|", limit_md.read_text() if limit_md.exists() else "", re.M)
+check(len(measured) >= 2, f"batch limit: {limit_md} missing or with fewer than 2 measured batch sizes")
+if verdict and measured:
+    check(verdict.group(1) == measured[-1], f"batch limit: verdict {verdict.group(1)}, last batch measured {measured[-1]}")
+    for b in sorted({measured[0], measured[-1]}, key=int):
+        trace, link = out / "profiles" / f"batch-{b}.json", f"../profiles/batch-{b}.json"
+        events = json.loads(trace.read_text()).get("traceEvents", []) if trace.exists() else []
+        check(len(events) > 0, f"batch limit: trace {trace} missing, not JSON or without events")
+        check(f"]({link})" in markdown and f'href="{link}"' in page and link in limit.get("links", []),
+              f"batch limit: trace {link} not linked from both pages")
+recipe_runs = [read_run(p) for p in sorted((out / "sweeps" / "adamw_recipe" / "results").glob("*.h5"))]
+check(sorted(int(r.provenance["world_size"]) for r in recipe_runs) == [1, 2], "recipe: expected runs on 1 and 2 ranks")
+check({t["name"]: t["rows"] for t in recipe.get("tables", [])}.get("recipe") == 2, "recipe: table without 2 runs")
+for r in recipe_runs:
+    c = yaml.safe_load(r.config)
+    check((c["optimizer"]["name"], c["optimizer"]["weight_decay"], c["scheduler"]["name"], c["optimizer"]["lr"])
+          == ("adamw", 0.05, "onecycle", 0.001), f"recipe: {r.name} is not AdamW 5e-2 + one-cycle to 1e-3")
+    check(c["data"]["augment"]["brightness"] > 0 and c["data"]["augment"]["rotation_degrees"] > 0,
+          f"recipe: {r.name} lacks colour jitter or rotation")
+check("| optimizer | adamw (weight decay 0.05) |" in markdown and "| schedule | onecycle (max lr 0.001," in markdown,
+      "recipe: settings not shown from the results files")
+if len(recipe_runs) == 2:
+    one, two = sorted(recipe_runs, key=lambda r: int(r.provenance["world_size"]))
+    ratio = one.summary["train_time_s"] / two.summary["train_time_s"]
+    check(f"| recipe | 1 -> 2 | {ratio:.2f}x |" in markdown, "recipe: change row wrong or missing")
+study = read_run(out / "results" / "q2a_overfitting.h5")
+check(bool(study.summary["overfit"]) and study.summary["overfit_epoch"] > 0, "Q2a: the smoke study did not overfit")
+check(f"| overfits: test loss rose while train loss fell from epoch {study.summary['overfit_epoch']} " in markdown,
+      "Q2a: the study's verdict does not start with 'overfits' and name the results file's overfit_epoch")
 
 if failures:
     print("FAIL:\n  " + "\n  ".join(failures))

@@ -10,6 +10,7 @@ the reason instead of being left out.
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import re
 import sys
@@ -265,7 +266,17 @@ def q2a(w: Writer, one: Run | None, two: Run | None) -> None:
                   for k, r in runs])
     study = w.cw.single.get("q2a_overfitting")
     if study is not None:
+        w.page.text(study_settings(study))
         w.curves(study, "overfitting study (few training images, no regularization): loss and accuracy per epoch")
+
+
+def study_settings(run: Run) -> str:
+    """The overfitting study's size and optimizer as its results file's config states them."""
+    c = yaml.safe_load(run.config) or {}
+    data, opt = c.get("data") or {}, c.get("optimizer") or {}
+    return (f"The overfitting study: {int(run.ranks['train_images'][0])} training images, batch "
+            f"{data.get('batch_size')}, {opt.get('name')} at lr {opt.get('lr')}, {len(run.epochs['epoch'])} epochs, "
+            f"dropout {(c.get('model') or {}).get('dropout')}, weight decay {opt.get('weight_decay')}.")
 
 
 def q2b(w: Writer) -> None:
@@ -353,6 +364,75 @@ def batch_sizes(w: Writer) -> None:
     w.utilisation(runs)
 
 
+def limit_rows(text: str) -> tuple[list[list], str]:
+    """The rows of `fusetrain bench batch-size`'s table (an out-of-memory row keeps its batch) and its verdict
+    line: the largest batch that fits and whether out of memory or the ceiling of the doubling stopped it."""
+    rows, verdict = [], ""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and cells[0].isdigit():
+            utilisation = cells[3] if cells[3] not in ("", "n/a") else "n/a (no GPU sampled)"
+            rows.append([cells[0], cells[1], cells[2] or "-", utilisation if cells[2] else "-"])
+        elif line.startswith("largest batch that fits:"):
+            verdict = line.split("(")[0].strip()
+    stopped = ("out of memory at batch " + rows[-1][0] if rows and rows[-1][1] == "out of memory" else
+               "the ceiling of the doubling (no out-of-memory error up to it)")
+    return rows, f"{verdict}; stopped by {stopped}" if verdict else ""
+
+
+def trace_summary(path: pathlib.Path) -> list:
+    """One Chrome trace in figures: events, size, the busiest operator by self time, peak allocated memory."""
+    events = json.loads(path.read_text()).get("traceEvents", [])
+    ops = sorted((e for e in events if e.get("cat") == "cpu_op" and "dur" in e), key=lambda e: (e["tid"], e["ts"]))
+    own: dict[str, float] = {}
+    stack: list[tuple[float, str]] = []  # (end time, name) of the enclosing operators on this thread
+    for e in ops:
+        while stack and stack[-1][0] <= e["ts"]:
+            stack.pop()
+        if stack:
+            own[stack[-1][1]] = own.get(stack[-1][1], 0.0) - e["dur"]
+        own[e["name"]] = own.get(e["name"], 0.0) + e["dur"]
+        stack.append((e["ts"] + e["dur"], e["name"]))
+    busiest = max(own, key=own.get) if own else "-"
+    allocated = [e["args"].get("Total Allocated", 0) for e in events if e.get("name") == "[memory]" and "args" in e]
+    return [len(events), f"{path.stat().st_size / 1024:.0f}", busiest, f"{own.get(busiest, 0) / 1000:.1f}",
+            f"{max(allocated, default=0) / MIB:.1f}"]
+
+
+def batch_limit(w: Writer) -> None:
+    w.page.section("The largest batch that fits, and a profiler window")
+    w.page.text("As the article on batch size does: the coursework network trains a few steps on synthetic images "
+                "at batch 16, 32, 64, ... (`fusetrain bench batch-size`) until the device runs out of memory or "
+                "the ceiling is reached; throughput, peak memory and GPU utilisation per batch size.")
+    source = w.cw.out / "batch_size_limit.md"
+    rows, verdict = limit_rows(source.read_text()) if source.exists() else ([], "")
+    if not rows:
+        w.page.absent("`fusetrain bench batch-size` did not run (no batch_size_limit.md)")
+        return
+    w.page.text(source.read_text().splitlines()[0])
+    w.page.table("batch limit", ["batch", "images/s", "peak memory (MiB)", "utilisation (%)"], rows)
+    w.page.text(verdict)
+    w.page.text("A short Q1a training run at the smallest and at the largest of these batches with the operator "
+                "profiler on (`profile.wait`/`warmup`/`active` steps; operators, input shapes and memory) writes a "
+                "Chrome trace: open it in chrome://tracing or https://ui.perfetto.dev (Open trace file).")
+    traces = sorted((w.cw.out / "profiles").glob("batch-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+    for reason in (r for stem, r in w.cw.skipped.get("batch_limit", [])):
+        w.page.absent(reason)
+    if not traces:
+        w.page.absent("no profiler trace in profiles/ (the profiled runs did not finish)")
+        return
+    profiled = w.cw.out / "profiles" / f"{traces[0].stem}.h5"
+    if profiled.exists():
+        window = (yaml.safe_load(read_run(profiled).config) or {}).get("profile") or {}
+        w.page.text(f"Profiler window: {window.get('wait')} step(s) waited, {window.get('warmup')} warm-up step(s) "
+                    f"traced and discarded, {window.get('active')} step(s) recorded.")
+    w.page.table("profiler traces", ["batch", "trace events", "size (KiB)", "busiest operator (self time)",
+                                     "its self time (ms)", "peak allocated in the window (MiB)"],
+                 [[p.stem.split("-")[1]] + trace_summary(p) for p in traces])
+    for p in traces:
+        w.page.link(p, f"profiler trace at batch {p.stem.split('-')[1]}", f" ({p.name}, Chrome trace JSON)")
+
+
 def accumulation(w: Writer) -> None:
     w.page.section("Gradient accumulation at a fixed effective batch")
     runs = w.sweep_table("grad_accumulation", "accumulation", ["train.accumulation_steps", "data.batch_size"])
@@ -366,6 +446,40 @@ def optimizers(w: Writer) -> None:
     runs = w.sweep_table("optimizers", "optimizers", ["optimizer.name", "optimizer.lr", "scheduler.name"])
     if runs:
         w.overlay(runs, "optimizers", "each optimizer's test loss (train loss dotted) and test accuracy per epoch")
+
+
+def recipe_settings(run: Run) -> list[list]:
+    """The recipe as the results file's own config states it: optimizer, schedule, epochs, augmentation."""
+    c = yaml.safe_load(run.config) or {}
+    opt, sched, aug = c.get("optimizer", {}), c.get("scheduler", {}), c.get("data", {}).get("augment", {})
+    return [["optimizer", f"{opt.get('name')} (weight decay {opt.get('weight_decay')})"],
+            ["schedule", f"{sched.get('name')} (max lr {opt.get('lr')}, rising for {sched.get('pct_start')} "
+                         "of the steps)"],
+            ["epochs", (c.get("train") or {}).get("epochs")],
+            ["augmentation", ", ".join(part for on, part in (
+                (aug.get("crop_padding"), f"random crop (padding {aug.get('crop_padding')})"),
+                (aug.get("flip"), "horizontal flip"),
+                (aug.get("brightness") or aug.get("contrast") or aug.get("saturation"),
+                 f"colour jitter (brightness {aug.get('brightness')}, contrast {aug.get('contrast')}, "
+                 f"saturation {aug.get('saturation')})"),
+                (aug.get("rotation_degrees"), f"rotation up to {aug.get('rotation_degrees')} degrees")) if on)
+             or "none"]]
+
+
+def recipe(w: Writer) -> None:
+    w.page.section("The first report's recipe: AdamW + one-cycle + augmentation")
+    runs = w.sweep_table("adamw_recipe", "recipe", [])
+    if not runs:
+        return
+    w.page.table("recipe settings", ["setting", "value"], recipe_settings(runs[0]))
+    w.page.table("recipe per rank", ["run", "rank", "device", "memory (MiB)", "train images"],
+                 [[r.name, k, r.ranks["device"][k], f"{float(r.ranks['peak_memory_bytes'][k]) / MIB:.0f}",
+                   int(r.ranks["train_images"][k])] for r in runs for k in range(len(r.ranks["device"]))])
+    by_ranks = {ranks(r): r for r in runs}
+    if 1 in by_ranks and 2 in by_ranks:
+        w.page.table("recipe: change", CHANGE_COLUMNS, [change_row("recipe", by_ranks[1], by_ranks[2])])
+    w.overlay(runs, "adamw_recipe", "the recipe on one and on two ranks: test loss (train loss dotted) and test "
+                                    "accuracy per epoch")
 
 
 def last_batch(w: Writer) -> None:
@@ -495,8 +609,10 @@ def main() -> int:
     q2c(w)
     q2d(w)
     batch_sizes(w)
+    batch_limit(w)
     accumulation(w)
     optimizers(w)
+    recipe(w)
     last_batch(w)
     launchers(w)
     conv_relu(w)
