@@ -1,5 +1,5 @@
 // CUDA batch assembly: a per-sample pass for the contrast jitter's mean gray, then one thread per output
-// element (sample, channel, row, column) writing normalised float NCHW by augment_pixel.h's rule.
+// element writing normalised float NCHW or NHWC (params.nhwc) by augment_pixel.h's rule.
 #include "kernels/augment.h"
 #include "kernels/augment_pixel.h"
 #include "kernels/cuda_check.h"
@@ -25,16 +25,13 @@ __global__ void augment_batch_kernel(const std::uint8_t* __restrict__ images,
                                      const std::int64_t* __restrict__ indices, std::int64_t batch,
                                      std::int64_t position_base, AugmentParams p, const float* __restrict__ means,
                                      float* __restrict__ out) {
-  const std::int64_t plane = std::int64_t{p.height} * p.width;
-  const std::int64_t per_sample = plane * p.channels;
+  const std::int64_t per_sample = std::int64_t{p.height} * p.width * p.channels;
   const std::int64_t total = batch * per_sample;
   const std::int64_t stride = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total; i += stride) {
     const std::int64_t b = i / per_sample;
-    const std::int64_t rest = i - b * per_sample;
-    const int c = static_cast<int>(rest / plane);
-    const int y = static_cast<int>((rest % plane) / p.width);
-    const int x = static_cast<int>(rest % p.width);
+    int c = 0, y = 0, x = 0;
+    output_coords(p, i - b * per_sample, &c, &y, &x);
     const SampleAugment a = sample_augment(p, position_base + b, indices[b]);
     out[i] = augmented_pixel(images + indices[b] * per_sample, p, a, means ? means[b] : 0.0f, c, y, x);
   }

@@ -1,5 +1,5 @@
 // Batch assembly for training: gather images by index, colour jitter, random crop (reflect padding),
-// horizontal flip, rotation, normalisation, cutout and uint8 NHWC -> float NCHW in one pass; a CPU
+// horizontal flip, rotation, normalisation, cutout and uint8 NHWC -> float NCHW or NHWC in one pass; a CPU
 // version and a CUDA kernel (suffixes: kernels/common.h) sharing the per-pixel rule of augment_pixel.h.
 #pragma once
 
@@ -31,7 +31,22 @@ struct AugmentParams {
   float inv_std[3] = {1, 1, 1};
   std::uint64_t seed = 0;                   // per batch; each sample derives its own stream from it
   bool train = true;                        // false: no randomness, normalisation only
+  bool nhwc = false;                        // output layout: NCHW planes, or NHWC (channels_last) pixels
 };
+
+// Where element (c, y, x) of one sample lands in the output, in the layout params.nhwc asks for.
+FT_HOST_DEVICE inline std::int64_t output_offset(const AugmentParams& p, int c, int y, int x) {
+  return p.nhwc ? (std::int64_t{y} * p.width + x) * p.channels + c : (std::int64_t{c} * p.height + y) * p.width + x;
+}
+
+// The inverse: which (c, y, x) the element at `offset` within one sample's output holds.
+FT_HOST_DEVICE inline void output_coords(const AugmentParams& p, std::int64_t offset, int* c, int* y, int* x) {
+  const std::int64_t plane = std::int64_t{p.height} * p.width;
+  const std::int64_t pixel = p.nhwc ? offset / p.channels : offset % plane;
+  *c = static_cast<int>(p.nhwc ? offset % p.channels : offset / plane);
+  *y = static_cast<int>(pixel / p.width);
+  *x = static_cast<int>(pixel % p.width);
+}
 
 // Per-sample random choices, derived from (seed, sample position) — and for alternating flips from the
 // image's index — by a counter-based hash so that the CPU and CUDA paths draw identical augmentations.
@@ -116,7 +131,8 @@ FT_HOST_DEVICE inline int reflect(int i, int n) {
   return i;
 }
 
-// images: [N,H,W,C] uint8; indices: which images form the batch (batch entries); out: [batch,C,H,W].
+// images: [N,H,W,C] uint8; indices: which images form the batch (batch entries); out: [batch,C,H,W]
+// (or [batch,H,W,C] with params.nhwc).
 // position_base + b is the sample position fed to the hash (the caller makes it unique per step).
 // Processes batch entries [begin, end) so that callers can split the work across threads.
 void augment_batch_cpu(const std::uint8_t* images, const std::int64_t* indices, std::int64_t begin,

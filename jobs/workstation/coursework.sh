@@ -2,12 +2,16 @@
 # The whole coursework in one command: every config of configs/coursework/ trained (sweeps point by point),
 # the launcher comparison, the kernel and RGB-to-gray benchmarks, then one report by tools/report/coursework.py.
 #
-# Usage: jobs/workstation/coursework.sh [--smoke | --full] [--out DIR] [--data DIR]
+# Usage: jobs/workstation/coursework.sh [--smoke | --full] [--out DIR] [--data DIR] [--gray-data DIR]
 #   --smoke  on the CPU: real Fashion-MNIST (/usr/share/datasets/fashion-mnist) cut to SMOKE_TRAIN training
-#            and SMOKE_TEST test images, 2 epochs (6 for the overfitting study): minutes (the default)
+#            and SMOKE_TEST test images, 2 epochs (the overfitting study: 48 images, full-batch Adam, 40 epochs),
+#            the batch-size limit on the CPU from 16 to 128: minutes (the default)
 #   --full   the configs as written, on CIFAR-10 shards in --data (default data/cifar10) and the GPUs here
+#            (the batch-size limit doubles the batch up to out of memory on the first GPU)
 #   --out    output folder (default runs/coursework-smoke or runs/coursework); the report is OUT/report/
 #            coursework.{md,html}. Running again resumes: runs whose results file exists are skipped.
+#   --gray-data  shards of the RGB-to-gray study, train split (default: the training data); full mode: 200 images
+#            at 128x128, as the report's STL-10: fusetrain-prep --format stl10 --input DIR --output D --limit 200
 # Environment: FUSETRAIN_BIN, FUSETRAIN_PREP (default build/bin/...), PYTHON (default the project venv's),
 #   LAUNCHER (starts the ranks, given -n RANKS; default mpirun --oversubscribe --bind-to none, plus
 #   --allow-run-as-root for root; jobs/slurm/coursework.sbatch sets srun), NGPUS (GPUs to use; default
@@ -15,13 +19,14 @@
 #   LOCAL_SLURM=1 (start a private SLURM cluster for the srun launcher row, see tools/bench/launchers.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-mode=smoke out="" data=""
+mode=smoke out="" data="" gray_data=""
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke|--full) mode=${1#--} ;;
     --out) out=$2; shift ;;
     --data) data=$2; shift ;;
-    -h|--help) sed -n '4,16p' "$0"; exit 0 ;;
+    --gray-data) gray_data=$2; shift ;;
+    -h|--help) sed -n '4,/^[^#]/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "coursework.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +39,7 @@ default_launcher="mpirun --oversubscribe --bind-to none"
 launcher=${LAUNCHER:-$default_launcher}
 configs=$root/configs/coursework
 [ -x "$bin" ] || { echo "coursework.sh: $bin not found: build first (make build) or set FUSETRAIN_BIN" >&2; exit 2; }
+[ -z "$gray_data" ] || [ -d "$gray_data" ] || { echo "coursework.sh: --gray-data $gray_data: no such folder" >&2; exit 2; }
 
 common=()   # --set options of every run
 if [ "$mode" = smoke ]; then
@@ -64,13 +70,16 @@ out=$(cd "$out" && pwd)
 skipped=$out/skipped.tsv
 printf 'experiment\tpoint\treason\n' > "$skipped"
 printf 'mode\t%s\ngpus\t%s\ndata\t%s\nlauncher\t%s\n' "$mode" "$ngpus" "$data" "$launcher" > "$out/environment.tsv"
+"$bin" info | sed -n 's/^CPU: \(.*\); bf16 unit: \(.*\)$/cpu\t\1\ncpu bf16 unit\t\2/p' >> "$out/environment.tsv"
 
 # Why a point cannot run on this host ("" when it can): its overrides and ranks.
 gpu_reason() {
   local ranks=$1 overrides=$2
   if [[ "$overrides" == *distributed.backend=nccl* ]] && [ "$ngpus" -lt "$ranks" ]; then
     echo "NCCL needs one GPU per rank ($ranks ranks, $ngpus GPUs here): not run on this host"
-  elif [[ "$overrides" =~ precision.dtype=(fp16|bf16) ]] && [ "$ngpus" -eq 0 ]; then
+  elif [[ "$overrides" == *precision.dtype=fp16* ]] && [ "$ngpus" -eq 0 ]; then
+    echo "fp16 needs a CUDA device: not run on this host (bf16 autocasts on the CPU too)"
+  elif [[ "$overrides" =~ (model\.conv_relu=fused|train\.device=cuda) ]] && [ "$ngpus" -eq 0 ]; then
     echo "${BASH_REMATCH[1]} needs a CUDA device: not run on this host"
   fi
 }
@@ -120,8 +129,13 @@ sweep() {
   done 3< "$dir/points.tsv"
 }
 
+# Smoke mode's overfitting study must really overfit within seconds: 48 training images in one full batch (the
+# same step every epoch, so no shuffling noise) and Adam at lr 2e-3 memorise them by epoch ~20, after which the
+# test loss climbs while the train loss keeps falling (flagged at epochs 17-23 with seeds 42, 1 and 7, under
+# default and AVX2-only CPU kernels alike). Full mode keeps the config as written.
 q2a=()
-[ "$mode" = full ] || q2a=(--set train.epochs=6)
+[ "$mode" = full ] || q2a=(--set data.limit_train=48 --set data.batch_size=48 --set optimizer.name=adam
+                           --set optimizer.lr=0.002 --set optimizer.momentum=0 --set train.epochs=40)
 train q1a_one_gpu 1 "$configs/q1a_one_gpu.yaml" "${common[@]}" "${backend[@]}"
 train q1b_two_gpus 2 "$configs/q1b_two_gpus.yaml" "${common[@]}" "${backend[@]}"
 train q2a_overfitting 1 "$configs/q2a_overfitting.yaml" "${common[@]}" "${backend[@]}" "${q2a[@]}"
@@ -129,6 +143,52 @@ for stem in q2b_precision q2c_regularization batch_size grad_accumulation optimi
   sweep "$stem" "${common[@]}" "${backend[@]}"
 done
 sweep q2d_backends "${common[@]}"
+# The conv+ReLU study: each point names its own train.device (fusetrain sweep refuses a --set of a swept
+# key), so the smoke's train.device=cpu is left out; the CPU point runs anywhere, the rest need a GPU.
+conv_common=()
+for ((i = 0; i < ${#common[@]}; i += 2)); do
+  [ "${common[i + 1]}" = train.device=cpu ] || conv_common+=("${common[i]}" "${common[i + 1]}")
+done
+for stem in conv_relu_2_layers conv_relu_10_layers; do
+  sweep "$stem" "${conv_common[@]}" "${backend[@]}"
+done
+sweep adamw_recipe "${common[@]}" "${backend[@]}"
+
+# The largest batch that fits on rank 0's device (`fusetrain bench batch-size` doubles the batch until out of
+# memory or the ceiling) into OUT/batch_size_limit.md; smoke mode: 16..128 on the CPU, a few steps.
+limit_md=$out/batch_size_limit.md
+if [ -s "$limit_md" ]; then echo "batch limit: done earlier"; else
+  echo "batch limit: fusetrain bench batch-size"
+  shards=("$data"/train-*.h5)  # synthetic images shaped like the data set's: CxHxW from "/images [N, H, W, C]"
+  image=$("$bin" inspect "${shards[0]}" | sed -n 's|^/images \[[0-9]*, \([0-9]*\), \([0-9]*\), \([0-9]*\)\]$|\3x\1x\2|p')
+  limit_args=(--image "${image:-3x32x32}" --start 16)  # the ceiling is the command's (65536 on a GPU)
+  [ "$mode" = full ] || limit_args+=(--device cpu --max-batch 128 --steps 2 --warmup 1)
+  "$bin" bench batch-size --model simple_cnn "${limit_args[@]}" > "$limit_md.part" 2> "$out/logs/batch_size_limit.log" ||
+    { tail -n 20 "$out/logs/batch_size_limit.log" >&2; exit 1; }
+  mv "$limit_md.part" "$limit_md"
+fi
+
+# profile BATCH: a short Q1a run at BATCH images (4 steps per epoch, the last batch padded so a batch larger than
+# the data set still runs) with a profiler window (1 step waited, 1 warm-up, 2 recorded) written as a Chrome
+# trace to OUT/profiles/batch-BATCH.json; a failed run is listed in skipped.tsv instead of stopping the script.
+profile() {
+  local b=$1 epochs=1
+  [ "$mode" = smoke ] || epochs=3  # a batch as large as the data set takes one step per epoch
+  ( launch "profile batch $b" "batch-$b" 1 "$configs/q1a_one_gpu.yaml" "$out/profiles" "$out/logs/profile-batch-$b.log" \
+      "${common[@]}" "${backend[@]}" --set "data.batch_size=$b" --set "data.limit_train=$((4 * b))" \
+      --set data.remainder=pad --set "train.epochs=$epochs" --set profile.wait=1 --set profile.warmup=1 \
+      --set profile.active=2 --set "profile.trace=$out/profiles/batch-$b.json" --set output.save_model=false ) ||
+    printf 'batch_limit\tbatch-%s\tthe profiled run failed (see logs/profile-batch-%s.log)\n' "$b" "$b" >> "$skipped"
+}
+mkdir -p "$out/profiles"
+smallest=$(sed -n '/^| [0-9][0-9]* | [0-9.]* |/{s/^| \([0-9]*\) .*/\1/p;q;}' "$limit_md")
+largest=$(sed -n 's/^largest batch that fits: \([0-9][0-9]*\).*/\1/p' "$limit_md")
+if [ -z "$smallest" ] || [ "${largest:-0}" -eq 0 ]; then
+  printf 'batch_limit\tprofiles\tno batch size fits on this device (see batch_size_limit.md)\n' >> "$skipped"
+else
+  profile "$smallest"
+  [ "$largest" -eq "$smallest" ] || profile "$largest"
+fi
 
 if [ -f "$out/launchers/launchers.tsv" ]; then echo "launchers: done earlier"; else
 echo "launchers: one process, mpirun and srun"
@@ -145,9 +205,13 @@ kernel_args=()
 "$bin" bench kernels "${kernel_args[@]}" > "$out/kernels.md" 2> "$out/logs/kernels.log" ||
   { tail -n 20 "$out/logs/kernels.log" >&2; exit 1; }
 echo "RGB to gray: fusetrain bench gray"
-gray_args=(--python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
-[ "$mode" = full ] || gray_args+=(--images 20 --size 96 --iterations 3 --warmup 1)  # PNGs over 1 kB each
-{ echo; "$bin" bench gray --data "$data" "${gray_args[@]}"; } >> "$out/kernels.md" 2> "$out/logs/gray.log" ||
-  { tail -n 20 "$out/logs/gray.log" >&2; exit 1; }
+gray_data=${gray_data:-$data}
+printf 'gray data\t%s (train split)\n' "$gray_data" >> "$out/environment.tsv"
+gray_args=(--split train --python "$python" --python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
+# The smoke's Python loop indexes torch tensors pixel by pixel (~20 us each): 4 images of 96x96 keep it
+# near a second, and the sample PNGs over 1 kB each. Full mode: the defaults, 200 images at 128x128.
+[ "$mode" = full ] || gray_args+=(--images 4 --size 96 --iterations 3 --warmup 1)
+{ echo; "$bin" bench gray --data "$gray_data" "${gray_args[@]}"; } >> "$out/kernels.md" \
+  2> "$out/logs/gray.log" || { tail -n 20 "$out/logs/gray.log" >&2; exit 1; }
 
 "$python" "$root/tools/report/coursework.py" "$out"

@@ -38,12 +38,18 @@ void gray_scalar_loop(const std::uint8_t* rgb, std::uint8_t* gray, std::int64_t 
       }
 }
 
+// The interpreted baseline: which Python runs which script.
+struct PythonLoop {
+  std::string python, script;
+};
+
 // Seconds the Python loop takes; its output must equal `expect`.
-double time_python_loop(const std::string& script, const std::string& dir, const std::vector<std::uint8_t>& rgb,
+double time_python_loop(const PythonLoop& loop, const std::string& dir, const std::vector<std::uint8_t>& rgb,
                         std::int64_t images, int size, const std::vector<std::uint8_t>& expect) {
   const std::string rgb_path = dir + "/images_rgb.u8", gray_path = dir + "/images_gray_python.u8";
   write_file_atomically(rgb_path, std::string(rgb.begin(), rgb.end()));
-  const std::string command = cat("python3 '", script, "' '", rgb_path, "' ", images, " ", size, " '", gray_path, "'");
+  const std::string command = cat("'", loop.python, "' '", loop.script, "' '", rgb_path, "' ", images, " ", size,
+                                  " '", gray_path, "'");
   FILE* pipe = popen(command.c_str(), "r");
   FT_REQUIRE(pipe, "cannot run ", command);
   double seconds = -1;
@@ -103,6 +109,8 @@ int bench_gray(int argc, char** argv) {
       ("warmup", po::value<int>()->default_value(2), "untimed repetitions")
       ("python-loop", po::value<std::string>()->default_value(""),
        "tools/bench/gray_python_loop.py to time the interpreted baseline (empty: skip it)")
+      ("python", po::value<std::string>()->default_value("python3"),
+       "the Python that runs --python-loop (it needs torch)")
       ("out", po::value<std::string>()->default_value("gray_samples"), "folder for the sample PNGs");
   po::variables_map vm;
   if (const int status = bench_parse(options, argc, argv, vm, "fusetrain bench gray"); status >= 0) return status;
@@ -124,9 +132,9 @@ int bench_gray(int argc, char** argv) {
                 size, size, rgb.size() / 1e6, iterations);
     std::printf("| implementation | time_ms | speed-up over the scalar loop |\n|---|---|---|\n");
     const double scalar = median_ms(warmup, iterations, cpu, [&] { gray_scalar_loop(rgb.data(), gray.data(), images, size); });
-    const std::string script = vm["python-loop"].as<std::string>();
-    if (!script.empty())
-      row("Python loop (interpreted, once)", 1e3 * time_python_loop(script, out, rgb, images, size, expect), scalar);
+    const PythonLoop loop{vm["python"].as<std::string>(), vm["python-loop"].as<std::string>()};
+    if (!loop.script.empty())
+      row("Python loop (interpreted, once)", 1e3 * time_python_loop(loop, out, rgb, images, size, expect), scalar);
     row("scalar C++ loop (floating point)", scalar, scalar);
     row("kernel rule on the CPU", median_ms(warmup, iterations, cpu, [&] {
           rgb_to_gray_cpu(rgb.data(), gray.data(), pixels);

@@ -42,7 +42,7 @@ po::options_description step_options() {
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
       ("precision", po::value<std::string>()->default_value("fp32"),
-       (choice_list<Precision>(" | ") + " (fp16/bf16: autocast on CUDA, as precision.dtype; no loss scaling)").c_str())
+       (choice_list<Precision>(" | ") + " (fp16/bf16: autocast as precision.dtype, bf16 on CPU too; no loss scaling)").c_str())
       ("channels-last", "channels-last images and conv weights (as precision.channels_last)")
       ("threads", po::value<int>()->default_value(0),
        "CPU threads per rank (0 = cores / largest world size, the same for every world size)");
@@ -85,8 +85,8 @@ struct StepFormat {
 
 StepFormat step_format(const po::variables_map& vm, const at::Device& device) {
   const Precision precision = choice_from<Precision>("--precision", vm["precision"].as<std::string>());
-  FT_REQUIRE(device.is_cuda() || precision == Precision::fp32 || precision == Precision::fp64, "--precision ",
-             precision, " needs a CUDA device; use fp32 on CPU");
+  FT_REQUIRE(device.is_cuda() || precision != Precision::fp16,
+             "--precision fp16 needs a CUDA device; use bf16 (CPU autocast) or fp32 on CPU");
   const at::ScalarType dtype = training_dtype(precision);
   StepFormat format;
   format.param_dtype = dtype == at::kDouble ? at::kDouble : at::kFloat;

@@ -21,6 +21,7 @@
 #include "runtime/device_placement.h"
 #include "runtime/version.h"
 #include "runtime/world.h"
+#include "train/cpu_capabilities.h"
 #include "train/device_setup.h"
 #include "train/visible_devices.h"
 
@@ -64,6 +65,9 @@ void print_build() {
   print_cuda_devices();
   std::printf("CPU threads: %u hardware, LibTorch uses %d\n", std::thread::hardware_concurrency(),
               at::get_num_threads());
+  const HostCpu cpu = host_cpu();
+  std::printf("CPU: %s; bf16 unit: %s%s\n", cpu.name.empty() ? "unknown" : cpu.name.c_str(),
+              describe(cpu.bf16).c_str(), cpu.max_isa.empty() ? "" : (" under ONEDNN_MAX_CPU_ISA=" + cpu.max_isa).c_str());
 }
 
 // Rank 0 prints one line per rank: its node, local rank, CUDA_VISIBLE_DEVICES and device.

@@ -36,6 +36,7 @@
 #include "runtime/version.h"
 #include "runtime/world.h"
 #include "shard/shard_reader.h"
+#include "train/cpu_capabilities.h"
 #include "train/device_setup.h"
 #include "train/model_file.h"
 #include "train/trainer.h"
@@ -204,6 +205,8 @@ void print_banner(const Config& config, const World& world, const Backend& backe
   std::printf("fusetrain %s: %s on %s, %d rank(s) on %d node(s), backend %s, device %s\n", program_version(),
               choice_name(config.model.name), config.data.path.c_str(), world.size(), world.node_count(),
               backend.name().c_str(), device.str().c_str());
+  if (device.is_cpu() && config.precision.dtype == Precision::bf16)
+    std::printf("bf16 autocast on the CPU; bf16 unit: %s\n", describe(host_cpu().bf16).c_str());
   std::fflush(stdout);
 }
 

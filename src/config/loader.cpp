@@ -181,8 +181,8 @@ void validate_for_device(const Config& c, bool cuda_available) {
   FT_REQUIRE(!(c.distributed.backend == BackendName::nccl && c.distributed.allow_device_sharing),
              "distributed.allow_device_sharing cannot be used with backend 'nccl': NCCL cannot run two "
              "ranks on one GPU; use 'mpi' or 'gloo' to share devices");
-  FT_REQUIRE(cuda || (c.precision.dtype != Precision::fp16 && c.precision.dtype != Precision::bf16),
-             "precision.dtype '", c.precision.dtype, "' needs a CUDA device; use fp32 on CPU");
+  FT_REQUIRE(cuda || c.precision.dtype != Precision::fp16,
+             "precision.dtype 'fp16' needs a CUDA device; use bf16 (CPU autocast) or fp32 on CPU");
   FT_REQUIRE(cuda || c.model.conv_relu != ConvReluKernel::fused,
              "model.conv_relu 'fused' is a CUDA kernel; use 'aten' on CPU");
   FT_REQUIRE(c.model.name != ModelName::conv_stack || !c.model.layers.empty(),

@@ -257,7 +257,7 @@ std::vector<Option> option_table(Config& c) {
   b.number("scheduler.pct_start", &c.scheduler.pct_start, "onecycle/linear: fraction of steps rising", between(0, 1));
 
   b.choice("precision.dtype", &c.precision.dtype,
-           "training precision (fp16 uses dynamic loss scaling; fp16/bf16 need CUDA)");
+           "training precision (fp16 uses dynamic loss scaling and needs CUDA; bf16 autocasts on CUDA and CPU)");
   b.number("precision.initial_scale", &c.precision.initial_scale, "fp16 initial loss scale", above(0));
   b.number("precision.growth_interval", &c.precision.growth_interval, "fp16: steps between scale growths", at_least(1));
   b.flag("precision.channels_last", &c.precision.channels_last, "NHWC memory format for convolutions");

@@ -63,8 +63,9 @@ std::pair<at::Tensor, at::Tensor> DeviceDataset::batch(const at::Tensor& indices
                                                        bool channels_last) const {
   const auto idx = indices.to(images_.device(), at::kLong).contiguous();
   const std::int64_t b = idx.size(0);
-  auto out = at::empty({b, meta_.channels, meta_.height, meta_.width},
-                       images_.options().dtype(at::kFloat));
+  params.nhwc = channels_last;  // the kernel writes the layout the network takes: no reordering copy
+  auto out = at::empty({b, meta_.channels, meta_.height, meta_.width}, images_.options().dtype(at::kFloat),
+                       channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
   if (images_.is_cuda()) {
     const auto stream = at::accelerator::getCurrentStream(images_.device().index());
     auto scratch = at::empty({params.contrast > 0 ? b : 0}, out.options());
@@ -79,8 +80,7 @@ std::pair<at::Tensor, at::Tensor> DeviceDataset::batch(const at::Tensor& indices
       augment_batch_cpu(images, rows, begin, end, position_base, params, dst);
     });
   }
-  if (dtype != at::kFloat) out = out.to(dtype);
-  if (channels_last) out = out.contiguous(at::MemoryFormat::ChannelsLast);
+  if (dtype != at::kFloat) out = out.to(dtype);  // keeps the memory format
   return {out, labels_.index_select(0, idx)};
 }
 

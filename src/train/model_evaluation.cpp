@@ -58,12 +58,11 @@ at::Device placed(const Config& c, const EvaluationRequest& r, const World& worl
   }
 }
 
-// fp16 and bf16 autocast need a GPU: on the CPU the network is evaluated in fp32.
+// fp16 autocast needs a GPU: on the CPU a network trained in fp16 is evaluated in fp32 (bf16 autocasts there).
 void fit_precision(Config& c, const at::Device& device, const World& world) {
-  if (device.is_cuda() || (c.precision.dtype != Precision::fp16 && c.precision.dtype != Precision::bf16)) return;
+  if (device.is_cuda() || c.precision.dtype != Precision::fp16) return;
   if (world.rank() == 0)
-    std::printf("evaluate: precision.dtype %s needs a GPU; evaluating in fp32 on the CPU\n",
-                choice_name(c.precision.dtype)), std::fflush(stdout);
+    std::printf("evaluate: precision.dtype fp16 needs a GPU; evaluating in fp32 on the CPU\n"), std::fflush(stdout);
   c.precision.dtype = Precision::fp32;
 }
 

@@ -5,12 +5,16 @@ set -euo pipefail
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_SOURCE:?}"
 src=/usr/share/datasets/fashion-mnist
 [ -f "$src/t10k-images-idx3-ubyte.gz" ] || { echo "SKIP: dataset-fashion-mnist not installed"; exit 77; }
+# The Python loop indexes torch tensors: it runs with the project's Python (--python).
+python=${FUSETRAIN_PYTHON:-python3}
+"$python" -c "import torch" 2> /dev/null || { echo "SKIP: $python has no torch"; exit 77; }
 work=$FUSETRAIN_TMP/bench_gray
 rm -rf "$work" && mkdir -p "$work"
 
 "$FUSETRAIN_BIN/fusetrain-prep" --format idx --input "$src" --output "$work/data" --limit 200
 "$FUSETRAIN_BIN/fusetrain" bench gray --data "$work/data" --images 20 --size 40 --iterations 3 --warmup 1 \
-  --python-loop "$FUSETRAIN_SOURCE/tools/bench/gray_python_loop.py" --out "$work/samples" | tee "$work/table.md"
+  --python "$python" --python-loop "$FUSETRAIN_SOURCE/tools/bench/gray_python_loop.py" --out "$work/samples" |
+  tee "$work/table.md"
 grep -q "^RGB->gray of 20 images at 40x40" "$work/table.md"
 grep -q "^| Python loop (interpreted, once) | " "$work/table.md"
 grep -q "^| scalar C++ loop (floating point) | .* | 1x |" "$work/table.md"

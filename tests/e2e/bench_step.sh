@@ -24,9 +24,12 @@ awk -F' *[|] *' '$2 == 1 && $3 + 0 > 0 { ok = 1 } END { exit !ok }' "$work/cl.md
 if step --ranks 1 --precision fp8 > "$work/fp8.log" 2>&1; then fail "--precision fp8 was accepted"; fi
 grep -q "error: --precision: 'fp8' is not one of fp32|fp16|bf16|fp64" "$work/fp8.log" || { cat "$work/fp8.log"; fail "unclear fp8 error"; }
 grep -q "mpirun" "$work/fp8.log" && fail "an unknown precision reached mpirun"
-if step --ranks 1 --precision bf16 > "$work/bf16.log" 2>&1; then fail "bf16 on the CPU was accepted"; fi
-grep -q "error: --precision bf16 needs a CUDA device; use fp32 on CPU" "$work/bf16.log" ||
-  { cat "$work/bf16.log"; fail "unclear bf16 error"; }
+step --ranks 1 --precision bf16 --channels-last | tee "$work/bf16.md"
+grep -q "precision bf16, channels-last$" "$work/bf16.md" || fail "no bf16 channels-last header"
+awk -F' *[|] *' '$2 == 1 && $3 + 0 > 0 { ok = 1 } END { exit !ok }' "$work/bf16.md" || fail "no bf16 rate on the CPU"
+if step --ranks 1 --precision fp16 > "$work/fp16.log" 2>&1; then fail "fp16 on the CPU was accepted"; fi
+grep -q "error: --precision fp16 needs a CUDA device; use bf16 (CPU autocast) or fp32 on CPU" "$work/fp16.log" ||
+  { cat "$work/fp16.log"; fail "unclear fp16 error"; }
 step --allow-device-sharing | tee "$work/shared.md"
 for ranks in 1 2; do
   awk -F' *[|] *' -v r="$ranks" '$2 == r && $3 + 0 > 0 { ok = 1 } END { exit !ok }' "$work/shared.md" ||

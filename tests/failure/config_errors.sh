@@ -68,7 +68,7 @@ check config_case nccl_device_sharing "$base
 distributed: {backend: nccl, allow_device_sharing: true}" "(allow_device_sharing cannot be used with backend 'nccl'|distributed\.backend 'nccl' needs CUDA)"
 if ! "$FT" info 2>/dev/null | grep -Eqi "cuda devices?: [1-9]"; then
   check config_case fp16_on_cpu "$base
-precision: {dtype: fp16}" "precision\.dtype 'fp16' needs a CUDA device; use fp32 on CPU"
+precision: {dtype: fp16}" "precision\.dtype 'fp16' needs a CUDA device; use bf16 \(CPU autocast\) or fp32 on CPU"
   check config_case nccl_on_cpu "$base
 distributed: {backend: nccl}" "distributed\.backend 'nccl' needs CUDA devices; use 'mpi' or 'gloo' on CPU"
   check config_case cuda_on_cpu "$base

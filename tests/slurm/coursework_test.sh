@@ -7,7 +7,7 @@ set -euo pipefail
   { echo "SKIP: dataset-fashion-mnist not installed"; exit 77; }
 "$FUSETRAIN_PYTHON" -c "import h5py, matplotlib" 2> /dev/null || { echo "SKIP: no h5py/matplotlib"; exit 77; }
 work=$FUSETRAIN_TMP/coursework
-rm -rf "$work"
+rm -rf "$work" && mkdir -p "$FUSETRAIN_TMP"
 start=$(date +%s)
 # LOCAL_SLURM: the launcher comparison starts a private SLURM cluster for its srun row where slurm-wlm is.
 LOCAL_SLURM=1 FUSETRAIN_BIN=$FUSETRAIN_BIN_DIR/fusetrain PYTHON=$FUSETRAIN_PYTHON LAUNCHER=$FUSETRAIN_MPIRUN \

@@ -10,7 +10,9 @@ the reason instead of being left out.
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -309,14 +311,26 @@ def q2a(w: Writer, one: Run | None, two: Run | None) -> None:
                   for k, r in runs])
     study = w.cw.single.get("q2a_overfitting")
     if study is not None:
+        w.page.text(study_settings(study))
         w.curves(study, "overfitting study (few training images, no regularization): loss and accuracy per epoch")
+
+
+def study_settings(run: Run) -> str:
+    """The overfitting study's size and optimizer as its results file's config states them."""
+    c = yaml.safe_load(run.config) or {}
+    data, opt = c.get("data") or {}, c.get("optimizer") or {}
+    return (f"The overfitting study: {int(run.ranks['train_images'][0])} training images, batch "
+            f"{data.get('batch_size')}, {opt.get('name')} at lr {opt.get('lr')}, {len(run.epochs['epoch'])} epochs, "
+            f"dropout {(c.get('model') or {}).get('dropout')}, weight decay {opt.get('weight_decay')}.")
 
 
 def q2b(w: Writer) -> None:
     w.page.section("Q2b: mixed precision (the Q1b network on two ranks)")
     w.page.text("fp16 halves memory traffic and uses tensor cores, but its narrow range underflows small "
                 "gradients (hence dynamic loss scaling) and overflows large activations; bf16 keeps fp32's range "
-                "with less precision. Some operations (reductions, softmax, loss) stay in fp32.")
+                "with less precision. Some operations (reductions, softmax, loss) stay in fp32. On a CPU host bf16 "
+                "autocasts on the CPU (fast where the CPU has AVX512-BF16 or AMX, see the environment's bf16 unit); "
+                "fp16 needs a GPU.")
     runs = {r.precision: r for r in w.sweep_table("q2b_precision", "precision", ["precision.dtype"])}
     fp32 = runs.get("fp32")
     for other in ("fp16", "bf16"):
@@ -397,6 +411,75 @@ def batch_sizes(w: Writer) -> None:
     w.utilisation(runs)
 
 
+def limit_rows(text: str) -> tuple[list[list], str]:
+    """The rows of `fusetrain bench batch-size`'s table (an out-of-memory row keeps its batch) and its verdict
+    line: the largest batch that fits and whether out of memory or the ceiling of the doubling stopped it."""
+    rows, verdict = [], ""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and cells[0].isdigit():
+            utilisation = cells[3] if cells[3] not in ("", "n/a") else "n/a (no GPU sampled)"
+            rows.append([cells[0], cells[1], cells[2] or "-", utilisation if cells[2] else "-"])
+        elif line.startswith("largest batch that fits:"):
+            verdict = line.split("(")[0].strip()
+    stopped = ("out of memory at batch " + rows[-1][0] if rows and rows[-1][1] == "out of memory" else
+               "the ceiling of the doubling (no out-of-memory error up to it)")
+    return rows, f"{verdict}; stopped by {stopped}" if verdict else ""
+
+
+def trace_summary(path: pathlib.Path) -> list:
+    """One Chrome trace in figures: events, size, the busiest operator by self time, peak allocated memory."""
+    events = json.loads(path.read_text()).get("traceEvents", [])
+    ops = sorted((e for e in events if e.get("cat") == "cpu_op" and "dur" in e), key=lambda e: (e["tid"], e["ts"]))
+    own: dict[str, float] = {}
+    stack: list[tuple[float, str]] = []  # (end time, name) of the enclosing operators on this thread
+    for e in ops:
+        while stack and stack[-1][0] <= e["ts"]:
+            stack.pop()
+        if stack:
+            own[stack[-1][1]] = own.get(stack[-1][1], 0.0) - e["dur"]
+        own[e["name"]] = own.get(e["name"], 0.0) + e["dur"]
+        stack.append((e["ts"] + e["dur"], e["name"]))
+    busiest = max(own, key=own.get) if own else "-"
+    allocated = [e["args"].get("Total Allocated", 0) for e in events if e.get("name") == "[memory]" and "args" in e]
+    return [len(events), f"{path.stat().st_size / 1024:.0f}", busiest, f"{own.get(busiest, 0) / 1000:.1f}",
+            f"{max(allocated, default=0) / MIB:.1f}"]
+
+
+def batch_limit(w: Writer) -> None:
+    w.page.section("The largest batch that fits, and a profiler window")
+    w.page.text("As the article on batch size does: the coursework network trains a few steps on synthetic images "
+                "at batch 16, 32, 64, ... (`fusetrain bench batch-size`) until the device runs out of memory or "
+                "the ceiling is reached; throughput, peak memory and GPU utilisation per batch size.")
+    source = w.cw.out / "batch_size_limit.md"
+    rows, verdict = limit_rows(source.read_text()) if source.exists() else ([], "")
+    if not rows:
+        w.page.absent("`fusetrain bench batch-size` did not run (no batch_size_limit.md)")
+        return
+    w.page.text(source.read_text().splitlines()[0])
+    w.page.table("batch limit", ["batch", "images/s", "peak memory (MiB)", "utilisation (%)"], rows)
+    w.page.text(verdict)
+    w.page.text("A short Q1a training run at the smallest and at the largest of these batches with the operator "
+                "profiler on (`profile.wait`/`warmup`/`active` steps; operators, input shapes and memory) writes a "
+                "Chrome trace: open it in chrome://tracing or https://ui.perfetto.dev (Open trace file).")
+    traces = sorted((w.cw.out / "profiles").glob("batch-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+    for reason in (r for stem, r in w.cw.skipped.get("batch_limit", [])):
+        w.page.absent(reason)
+    if not traces:
+        w.page.absent("no profiler trace in profiles/ (the profiled runs did not finish)")
+        return
+    profiled = w.cw.out / "profiles" / f"{traces[0].stem}.h5"
+    if profiled.exists():
+        window = (yaml.safe_load(read_run(profiled).config) or {}).get("profile") or {}
+        w.page.text(f"Profiler window: {window.get('wait')} step(s) waited, {window.get('warmup')} warm-up step(s) "
+                    f"traced and discarded, {window.get('active')} step(s) recorded.")
+    w.page.table("profiler traces", ["batch", "trace events", "size (KiB)", "busiest operator (self time)",
+                                     "its self time (ms)", "peak allocated in the window (MiB)"],
+                 [[p.stem.split("-")[1]] + trace_summary(p) for p in traces])
+    for p in traces:
+        w.page.link(p, f"profiler trace at batch {p.stem.split('-')[1]}", f" ({p.name}, Chrome trace JSON)")
+
+
 def accumulation(w: Writer) -> None:
     w.page.section("Gradient accumulation at a fixed effective batch")
     runs = w.sweep_table("grad_accumulation", "accumulation", ["train.accumulation_steps", "data.batch_size"])
@@ -410,6 +493,40 @@ def optimizers(w: Writer) -> None:
     runs = w.sweep_table("optimizers", "optimizers", ["optimizer.name", "optimizer.lr", "scheduler.name"])
     if runs:
         w.overlay(runs, "optimizers", "each optimizer's test loss (train loss dotted) and test accuracy per epoch")
+
+
+def recipe_settings(run: Run) -> list[list]:
+    """The recipe as the results file's own config states it: optimizer, schedule, epochs, augmentation."""
+    c = yaml.safe_load(run.config) or {}
+    opt, sched, aug = c.get("optimizer", {}), c.get("scheduler", {}), c.get("data", {}).get("augment", {})
+    return [["optimizer", f"{opt.get('name')} (weight decay {opt.get('weight_decay')})"],
+            ["schedule", f"{sched.get('name')} (max lr {opt.get('lr')}, rising for {sched.get('pct_start')} "
+                         "of the steps)"],
+            ["epochs", (c.get("train") or {}).get("epochs")],
+            ["augmentation", ", ".join(part for on, part in (
+                (aug.get("crop_padding"), f"random crop (padding {aug.get('crop_padding')})"),
+                (aug.get("flip"), "horizontal flip"),
+                (aug.get("brightness") or aug.get("contrast") or aug.get("saturation"),
+                 f"colour jitter (brightness {aug.get('brightness')}, contrast {aug.get('contrast')}, "
+                 f"saturation {aug.get('saturation')})"),
+                (aug.get("rotation_degrees"), f"rotation up to {aug.get('rotation_degrees')} degrees")) if on)
+             or "none"]]
+
+
+def recipe(w: Writer) -> None:
+    w.page.section("The first report's recipe: AdamW + one-cycle + augmentation")
+    runs = w.sweep_table("adamw_recipe", "recipe", [])
+    if not runs:
+        return
+    w.page.table("recipe settings", ["setting", "value"], recipe_settings(runs[0]))
+    w.page.table("recipe per rank", ["run", "rank", "device", "memory (MiB)", "train images"],
+                 [[r.name, k, r.ranks["device"][k], f"{float(r.ranks['peak_memory_bytes'][k]) / MIB:.0f}",
+                   int(r.ranks["train_images"][k])] for r in runs for k in range(len(r.ranks["device"]))])
+    by_ranks = {ranks(r): r for r in runs}
+    if 1 in by_ranks and 2 in by_ranks:
+        w.page.table("recipe: change", CHANGE_COLUMNS, [change_row("recipe", by_ranks[1], by_ranks[2])])
+    w.overlay(runs, "adamw_recipe", "the recipe on one and on two ranks: test loss (train loss dotted) and test "
+                                    "accuracy per epoch")
 
 
 def last_batch(w: Writer) -> None:
@@ -433,13 +550,61 @@ def launchers(w: Writer) -> None:
         name, n, wall, status = line.split("\t")
         run_path = w.cw.out / "launchers" / "results" / f"launch-{name}.h5"
         if status != "ok" or not run_path.exists():
-            rows.append([name, n, "not run", "not run", "not run"])
+            rows.append([name, n, "not run", "not run", "not run", "not run"])
             w.page.absent(f"{name}: {status}")
             continue
         run = read_run(run_path)
-        rows.append([name, n, wall, f"{run.summary['train_time_s']:.1f}", f"{100 * run.summary['final_test_acc']:.2f}"])
-    w.page.table("launchers", ["launcher", "ranks", "wall time of the command (s)", "train time (s)", "test acc (%)"],
-                 rows)
+        rows.append([name, n, wall, f"{run.summary['train_time_s']:.1f}", f"{memory_mib(run):.0f}",
+                     f"{100 * run.summary['final_test_acc']:.2f}"])
+    w.page.table("launchers", ["launcher", "ranks", "wall time of the command (s)", "train time (s)",
+                               "memory per rank (MiB)", "test acc (%)"], rows)
+
+
+CONV_RELU_STUDY = (("conv_relu_2_layers", 2), ("conv_relu_10_layers", 10))
+CONV_RELU_IMPLEMENTATIONS = {"fused": "fused kernel", "cudnn": "cuDNN", "cudnn_disabled": "cuDNN disabled",
+                             "cpu": "CPU (ATen)"}
+CONV_RELU_COLUMNS = ["layers", "implementation", "device", "forward time (ms per step)",
+                     "backward time (ms per step)", "train time (s)", "test acc (%)"]
+
+
+def phase_ms_per_step(run: Run, phase: str) -> str:
+    """A phase's seconds (mean over ranks) per optimizer step, in milliseconds."""
+    steps = max(int(run.summary["optimizer_steps"]), 1)
+    return f"{1e3 * float(np.mean(run.ranks[phase])) / steps:.2f}"
+
+
+def conv_relu_row(cw: Coursework, stem: str, layers: int, point: dict, run: Run | None) -> tuple[list, str]:
+    """One point's row, and why it did not run ("" when it did); a row not run shows the device it asked for."""
+    label = point["name"].split("-", 1)[-1]
+    name = CONV_RELU_IMPLEMENTATIONS.get(label, label)
+    if run is None:
+        return ([layers, name, point["overrides"].get("train.device", "-")] + ["not run"] * 4,
+                f"{layers} layers, {name}: {cw.reason(stem, point['name'])}")
+    return [layers, name, device(run), phase_ms_per_step(run, "forward_s"), phase_ms_per_step(run, "backward_s"),
+            f"{run.summary['train_time_s']:.1f}", f"{100 * run.summary['final_test_acc']:.2f}"], ""
+
+
+def conv_relu(w: Writer) -> None:
+    """The fused conv+ReLU study: networks of 2 and 10 conv+ReLU layers trained with each implementation."""
+    w.page.section("Fused convolution + ReLU: 2 and 10 layers")
+    w.page.text("The same network of 2 and of 10 convolution + ReLU layers (configs/coursework/conv_relu_*.yaml) "
+                "trained with the hand-written fused CUDA operation (its own backward: the ReLU mask applied to the "
+                "incoming gradient, then the convolution gradients), with ATen on cuDNN, with ATen with cuDNN "
+                "disabled, and with ATen on the CPU. Forward (with the loss) and backward time are the run's own phase "
+                "times (CUDA events on a GPU, the host clock on the CPU) divided by its optimizer steps. The 10 layers are ten separate layers (not one shared layer applied ten "
+                "times).")
+    rows, reasons = [], []
+    for stem, layers in CONV_RELU_STUDY:
+        points = w.cw.sweep(stem)
+        if not points:
+            reasons.append(f"sweep {stem} was not planned (no {stem}/points.tsv)")
+        for row_, reason in (conv_relu_row(w.cw, stem, layers, p, run) for p, run in points):
+            rows.append(row_)
+            reasons += [reason] if reason else []
+    if rows:
+        w.page.table("conv+ReLU study", CONV_RELU_COLUMNS, rows)
+    for reason in reasons:
+        w.page.absent(reason)
 
 
 def kernels(w: Writer) -> None:
@@ -449,6 +614,7 @@ def kernels(w: Writer) -> None:
         w.page.absent("`fusetrain bench kernels` and `bench gray` wrote nothing")
         return
     w.page.markdown_tables("kernels", text)
+    gray_study_text(w, text)
     if "no CUDA device" in text:
         w.page.absent("the CUDA rows need a GPU: not run on this host")
     images = sorted((w.cw.out / "kernels").glob("*.png")) if (w.cw.out / "kernels").is_dir() else []
@@ -458,6 +624,19 @@ def kernels(w: Writer) -> None:
         w.page.figure(copy, image.stem)
     if not images:
         w.page.absent("no color/gray sample images in kernels/ (written by `fusetrain bench gray`)")
+
+
+def gray_study_text(w: Writer, text: str) -> None:
+    """Which images the RGB-to-gray table converted: every row, the Python loop's too, timed on the same ones."""
+    match = re.search(r"RGB->gray of (\d+) images at (\d+)x\d+", text)
+    if match is None:
+        w.page.absent("`fusetrain bench gray` printed no table")
+        return
+    data = w.cw.env.get("gray data", "the training data")
+    w.page.text(f"RGB to gray: every row above converts the same {match[1]} images of {data}, resized to "
+                f"{match[2]}x{match[2]}. The Python loop (tools/bench/gray_python_loop.py) indexes torch uint8 "
+                "tensors by image, row and column as the students' loop did and runs once; the compiled versions "
+                "report the median of several runs, and every result is checked to be byte-identical.")
 
 
 def main() -> int:
@@ -477,10 +656,13 @@ def main() -> int:
     q2c(w)
     q2d(w)
     batch_sizes(w)
+    batch_limit(w)
     accumulation(w)
     optimizers(w)
+    recipe(w)
     last_batch(w)
     launchers(w)
+    conv_relu(w)
     kernels(w)
     for path in page.write("coursework"):
         print(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import pathlib
 
 
@@ -53,6 +54,12 @@ class Page:
     def pre(self, text: str) -> None:
         self.blocks.append(("pre", text))
 
+    def link(self, path: pathlib.Path, text: str, note: str = "") -> None:
+        """A paragraph linking a file (inside or outside the page's folder) by its path relative to the page."""
+        relative = pathlib.Path(os.path.relpath(path, self.out)).as_posix()
+        self.blocks.append(("a", relative, text, note))
+        self.sections[-1].setdefault("links", []).append(relative)
+
     def markdown(self) -> str:
         lines = [f"# {self.title}", ""]
         for block in self.blocks:
@@ -68,6 +75,8 @@ class Page:
                 lines += [f"![{block[2]}]({block[1].relative_to(self.out)})", ""]
             elif kind == "pre":
                 lines += ["```", block[1].rstrip("\n"), "```", ""]
+            elif kind == "a":
+                lines += [f"[{block[2]}]({block[1]}){block[3]}", ""]
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -94,6 +103,8 @@ class Page:
                              f"<figcaption>{e(block[2])}</figcaption></figure>")
             elif kind == "pre":
                 parts.append(f"<pre>{e(block[1])}</pre>")
+            elif kind == "a":
+                parts.append(f"<p><a href=\"{e(block[1])}\">{e(block[2])}</a>{e(block[3])}</p>")
         parts.append("</body></html>\n")
         return "\n".join(parts)
 

@@ -45,6 +45,31 @@ TEST(Augment, NormalisationAndLayoutAreExact) {
       }
 }
 
+// channels_last batches are written in place: every augmentation draws the same values, only the
+// addresses differ (NHWC: channel fastest).
+TEST(Augment, NhwcOutputHoldsTheSameValuesAsNchw) {
+  Fixture f;
+  auto p = f.params();
+  p.crop_padding = 2, p.flip = true, p.cutout = 2, p.brightness = 0.3f, p.contrast = 0.3f, p.saturation = 0.3f;
+  p.rotation_degrees = 15, p.seed = 99;
+  for (int c = 0; c < 3; ++c) p.mean[c] = 0.1f * c, p.inv_std[c] = 1.5f;
+  const auto nchw = f.run(p, {1, 0, 1}, 7);
+  p.nhwc = true;
+  const auto nhwc = f.run(p, {1, 0, 1}, 7);
+  constexpr int H = Fixture::H, W = Fixture::W, C = Fixture::C;
+  for (int b = 0; b < 3; ++b)
+    for (int c = 0; c < C; ++c)
+      for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x)
+          ASSERT_EQ(nhwc[((b * H + y) * W + x) * C + c], nchw[((b * C + c) * H + y) * W + x])
+              << b << " " << c << " " << y << " " << x;
+  for (std::int64_t i = 0; i < H * W * C; ++i) {
+    int c = 0, y = 0, x = 0;
+    output_coords(p, i, &c, &y, &x);
+    ASSERT_EQ(output_offset(p, c, y, x), i);
+  }
+}
+
 TEST(Augment, FlipMirrorsColumns) {
   Fixture f;
   auto p = f.params();

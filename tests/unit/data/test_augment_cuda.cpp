@@ -1,5 +1,5 @@
-// The augmentation kernel on the GPU against its CPU rule: the same batches (crop, flip, cutout,
-// normalisation; alternate flips) from a CUDA and a CPU copy of one split. Skipped without a GPU.
+// Batch layouts and devices: the GPU kernel against the CPU rule (crop, flip, cutout, normalisation, alternate
+// flips, NCHW and channels_last; skipped without a GPU) and the CPU's own channels_last batches.
 #include <gtest/gtest.h>
 
 #include <ATen/Context.h>
@@ -38,12 +38,30 @@ TEST(AugmentCuda, KernelMatchesTheCpuRule) {
       params.image_seed = 17;
       params.epoch = epoch;
       const auto [x_cpu, y_cpu] = cpu.batch(rows, params, 1000, at::kFloat, false);
-      const auto [x_gpu, y_gpu] = gpu.batch(rows.to(at::kCUDA), params, 1000, at::kFloat, false);
-      ASSERT_TRUE(x_gpu.is_cuda());
-      // Normalisation may contract to a fused multiply-add on the GPU: the last bit can differ.
-      EXPECT_TRUE(at::allclose(x_cpu, x_gpu.cpu(), 0, 1e-5)) << "alternate " << alternate << " epoch " << epoch;
-      EXPECT_TRUE(at::equal(y_cpu, y_gpu.cpu()));
+      for (const bool channels_last : {false, true}) {
+        const auto [x_gpu, y_gpu] = gpu.batch(rows.to(at::kCUDA), params, 1000, at::kFloat, channels_last);
+        ASSERT_TRUE(x_gpu.is_cuda());
+        EXPECT_EQ(x_gpu.is_contiguous(at::MemoryFormat::ChannelsLast), channels_last);
+        // Normalisation may contract to a fused multiply-add on the GPU: the last bit can differ.
+        EXPECT_TRUE(at::allclose(x_cpu, x_gpu.cpu(), 0, 1e-5)) << "alternate " << alternate << " epoch " << epoch;
+        EXPECT_TRUE(at::equal(y_cpu, y_gpu.cpu()));
+      }
     }
+  }
+}
+
+// On the CPU too the kernel writes channels_last batches directly, with the values of the NCHW batch.
+TEST(AugmentCuda, CpuChannelsLastBatchesAreWrittenDirectly) {
+  const HostSplit split = split_of(12);
+  const DeviceDataset cpu(split, at::Device(at::kCPU));
+  const auto rows = at::arange(11, -1, -2, at::TensorOptions().dtype(at::kLong));
+  const auto params = cpu.augment_params(2, true, 3, true);
+  for (const auto dtype : {at::kFloat, at::kDouble}) {
+    const auto nchw = cpu.batch(rows, params, 50, dtype, false).first;
+    const auto nhwc = cpu.batch(rows, params, 50, dtype, true).first;
+    EXPECT_TRUE(nchw.is_contiguous());
+    EXPECT_TRUE(nhwc.is_contiguous(at::MemoryFormat::ChannelsLast));
+    EXPECT_TRUE(at::equal(nchw, nhwc));
   }
 }
 
