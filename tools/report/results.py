@@ -19,7 +19,7 @@ import h5py
 import numpy as np
 
 PHASES = ("data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s", "eval_s")
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 _TEXT, _I32, _I64, _F64 = "string", "int32", "int64", "float64"
 # group -> {field: stored HDF5 type}; tables store int and bool columns as int32, attributes as int64.
