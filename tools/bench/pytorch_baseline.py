@@ -43,13 +43,12 @@ import argparse
 import dataclasses
 import itertools
 import math
+import os
 import pathlib
 import re
 import sys
 import time
 from typing import Iterator
-
-import os
 
 import h5py
 import numpy as np
