@@ -8,8 +8,9 @@ coursework  torch.utils.data.Dataset over the split (read from the HDF5 shards w
             mean/std), NCHW fp32 eager training and loss.item() every step (one host sync per step).
 tuned       the split uploaded once to the device as uint8, an on-device permutation per epoch, batch
             assembly as one gather that translates by [-4, 4] with reflect padding and flips (torch.where
-            on the column indices), normalisation on the device, channels_last, autocast bf16 (or fp16
-            with a GradScaler, or fp32), torch.compile (default on CUDA), cudnn.benchmark, fused SGD on CUDA.
+            on the column indices), normalisation on the device, channels_last (--no-channels-last: NCHW
+            images and weights), autocast bf16 (or fp16 with a GradScaler, or fp32), torch.compile
+            (default on CUDA), cudnn.benchmark, fused SGD on CUDA.
 
 Both train simple_cnn or resnet18 (pytorch_models.py) with SGD (momentum 0.9, Nesterov, --lr) and
 cross-entropy, dropping each epoch's last partial batch. --data reads fusetrain-prep shards
@@ -21,9 +22,20 @@ images/s = batch x steps / seconds, the definition of `fusetrain bench step`. --
 device-resident batch instead (no data loading or augmentation), which is what `fusetrain bench step`
 measures. Epochs mode (--epochs E, needs --data): E full epochs, test loss and accuracy after each, and
 images/s over the training time (the first epoch includes torch.compile's compilation).
+--threads N sets torch.set_num_threads(N) (default: torch's own choice; torchrun sets OMP_NUM_THREADS=1).
 
-Prints one machine-readable line (images_per_s=X style=... model=... batch=... precision=... device=...
-compile=... then steps/seconds or epochs/test_acc, last device_name=...) and one line for people.
+--ddp (tuned style, steps mode, CPU): data parallel across processes, started as
+    torchrun --nproc-per-node N tools/bench/pytorch_baseline.py --style tuned --ddp --device cpu ...
+Each rank joins a gloo process group from torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT), wraps the model in DistributedDataParallel (default bucket settings) and trains on its own
+data: rank r of N keeps shards' images r, r+N, r+2N, ..., or its own --synthetic-images / N random images
+(seed + r). --batch-size is per rank, as `fusetrain bench step --batch`. Timing is that of
+`fusetrain bench step` at N ranks: after the warm-up every rank waits at a barrier, times its --steps
+itself, and the slowest rank's seconds count: images/s = N x batch x steps / max over ranks of seconds.
+
+Rank 0 prints one machine-readable line (images_per_s=X style=... model=... batch=... precision=...
+device=... compile=... channels_last=0|1 world_size=N threads=T then steps/seconds or epochs/test_acc,
+last device_name=...) and one line for people.
 """
 from __future__ import annotations
 
@@ -31,6 +43,7 @@ import argparse
 import dataclasses
 import itertools
 import math
+import os
 import pathlib
 import re
 import sys
@@ -40,7 +53,9 @@ from typing import Iterator
 import h5py
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -148,7 +163,8 @@ class Coursework:
 class DeviceSplit:
     """A split resident on the device as uint8 NHWC, and the batch assembly that reads it."""
 
-    def __init__(self, split: Split, device: torch.device):
+    def __init__(self, split: Split, device: torch.device, channels_last: bool = True):
+        self.channels_last = channels_last
         self.images = torch.from_numpy(split.images).to(device)
         self.labels = torch.from_numpy(split.labels).to(device)
         self.height, self.width = split.images.shape[1:3]
@@ -159,8 +175,10 @@ class DeviceSplit:
         self.cols = torch.arange(self.width, device=device)
 
     def normalise(self, nhwc: torch.Tensor) -> torch.Tensor:
-        """uint8 NHWC -> float NCHW with channels_last memory (the permute is a view of NHWC storage)."""
-        return nhwc.permute(0, 3, 1, 2).mul(self.scale).add_(self.shift)
+        """uint8 NHWC -> float NCHW with channels_last memory (the permute is a view of NHWC storage), or
+        contiguous NCHW memory when the split was made with channels_last=False."""
+        x = nhwc.permute(0, 3, 1, 2).mul(self.scale).add_(self.shift)
+        return x if self.channels_last else x.contiguous()
 
     def augmented(self, index: torch.Tensor) -> torch.Tensor:
         """Images `index`, each translated by [-4, 4] pixels with reflect padding and flipped with
@@ -182,13 +200,15 @@ def reflect(i: torch.Tensor, n: int) -> torch.Tensor:
 
 
 class Tuned:
-    """Device-resident data, batched on-device augmentation, channels_last, autocast, torch.compile."""
+    """Device-resident data, batched on-device augmentation, channels_last, autocast, torch.compile;
+    with --ddp the model trains wrapped in DistributedDataParallel."""
 
     def __init__(self, model: torch.nn.Module, train: Split, args: argparse.Namespace, device: torch.device):
-        self.model = model.to(memory_format=torch.channels_last)
-        self.step_model = torch.compile(self.model) if args.compile else self.model
+        self.model = model.to(memory_format=torch.channels_last) if args.channels_last else model
+        step_model = DistributedDataParallel(self.model) if args.ddp else self.model
+        self.step_model = torch.compile(step_model) if args.compile else step_model
         self.batch, self.device = args.batch_size, device
-        self.data = DeviceSplit(train, device)
+        self.data = DeviceSplit(train, device, args.channels_last)
         self.optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True,
                                          fused=True if device.type == "cuda" else None)
         self.dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
@@ -213,7 +233,7 @@ class Tuned:
         return loss.detach()
 
     def evaluate(self, test: Split) -> tuple[float, float]:
-        data = DeviceSplit(test, self.device)
+        data = DeviceSplit(test, self.device, self.data.channels_last)
         self.model.eval()
         loss_sum = torch.zeros((), device=self.device)
         correct = torch.zeros((), device=self.device, dtype=torch.int64)
@@ -257,12 +277,55 @@ def device_name(device: torch.device) -> str:
     return f"{cpu.group(1) if cpu else 'CPU'} ({torch.get_num_threads()} threads)"
 
 
+@dataclasses.dataclass
+class World:
+    """This process's place among the --ddp ranks; rank 0 of 1 without --ddp."""
+    rank: int = 0
+    size: int = 1
+
+    def barrier(self) -> None:
+        if dist.is_initialized():
+            dist.barrier()
+
+    def slowest(self, seconds: float) -> float:
+        """The largest of every rank's `seconds` (the time of the slowest rank)."""
+        if not dist.is_initialized():
+            return seconds
+        value = torch.tensor(seconds, dtype=torch.float64)
+        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        return value.item()
+
+
+TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+def join_world(args: argparse.Namespace) -> World:
+    """With --ddp, join the gloo process group that torchrun's environment describes."""
+    if not args.ddp:
+        return World()
+    dist.init_process_group("gloo")
+    return World(dist.get_rank(), dist.get_world_size())
+
+
+def rank_split(args: argparse.Namespace, world: World) -> Split:
+    """This rank's training data: every world.size-th image of the shards from image world.rank on, or its
+    own share of --synthetic-images random images (seed + rank)."""
+    if not args.data:
+        return synthetic_split(args.synthetic_images // world.size, args.seed + world.rank)
+    split = read_split(args.data, "train")
+    if world.size == 1:
+        return split
+    return dataclasses.replace(split, images=np.ascontiguousarray(split.images[world.rank::world.size]),
+                               labels=np.ascontiguousarray(split.labels[world.rank::world.size]))
+
+
 def endless(style: Coursework | Tuned) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     while True:
         yield from style.epoch()
 
 
-def run_steps(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer) -> dict[str, str]:
+def run_steps(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer, world: World) -> dict[str, str]:
+    """Warm-up, a barrier, the timed steps; images/s over the slowest rank's time, as fusetrain bench step."""
     if args.fixed_batch:
         x, y = next(style.epoch())
         batches = itertools.repeat((x.to(style.device), y.to(style.device)))
@@ -270,12 +333,13 @@ def run_steps(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer)
         batches = endless(style)
     for _ in range(args.warmup):
         style.step(*next(batches))
+    world.barrier()
     timer.start()
     for _ in range(args.steps):
         style.step(*next(batches))
-    seconds = timer.stop()
-    return {"images_per_s": f"{args.batch_size * args.steps / seconds:.1f}", "steps": str(args.steps),
-            "seconds": f"{seconds:.4f}"}
+    seconds = world.slowest(timer.stop())
+    images = world.size * args.batch_size * args.steps
+    return {"images_per_s": f"{images / seconds:.1f}", "steps": str(args.steps), "seconds": f"{seconds:.4f}"}
 
 
 def run_epochs(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer, test: Split) -> dict[str, str]:
@@ -295,15 +359,16 @@ def run_epochs(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer
             "train_s": f"{train_seconds:.3f}", "test_loss": f"{test_loss:.4f}", "test_acc": f"{test_acc:.4f}"}
 
 
-def parse_args() -> argparse.Namespace:
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--style", choices=("coursework", "tuned"), required=True)
     parser.add_argument("--model", choices=MODELS, default="simple_cnn")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", type=pathlib.Path, help="folder of fusetrain-prep shards")
     source.add_argument("--synthetic", action="store_true", help="random uint8 32x32x3 images (throughput)")
-    parser.add_argument("--synthetic-images", type=int, default=50_000, help="size of the synthetic split")
-    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--synthetic-images", type=int, default=50_000,
+                        help="size of the synthetic split (with --ddp: over all ranks together)")
+    parser.add_argument("--batch-size", type=int, default=128, help="images per step (with --ddp: per rank)")
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--steps", type=int, default=30, help="timed steps (steps mode)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps before the timed ones")
@@ -314,40 +379,103 @@ def parse_args() -> argparse.Namespace:
                         help="tuned only; default bf16 on CUDA, fp32 on the CPU (coursework is fp32)")
     parser.add_argument("--compile", action=argparse.BooleanOptionalAction,
                         help="tuned only: torch.compile the model (default on CUDA, off on the CPU)")
+    parser.add_argument("--channels-last", action=argparse.BooleanOptionalAction,
+                        help="tuned only: channels_last images and weights (default on; off: NCHW, as coursework)")
+    parser.add_argument("--ddp", action="store_true",
+                        help="tuned, steps mode, CPU: DistributedDataParallel over gloo, one rank per torchrun "
+                             "process (torchrun --nproc-per-node N pytorch_baseline.py --ddp ...)")
+    parser.add_argument("--threads", type=int, help="torch.set_num_threads per process (default: torch's)")
     parser.add_argument("--workers", type=int, default=2, help="coursework DataLoader processes")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="auto: cuda when torch sees a GPU, else cpu (with --ddp: cpu)")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    return parser
 
-    if args.device == "auto":
-        args.device = "cuda" if torch.cuda.is_available() else "cpu"
-    if args.device == "cuda" and not torch.cuda.is_available():
-        parser.error("--device cuda but torch sees no CUDA device")
+
+def check_style(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fills in the style-dependent defaults (precision, compile, channels_last) and refuses mixtures."""
     if args.style == "coursework":
-        if args.precision not in (None, "fp32") or args.compile:
-            parser.error("--precision and --compile are tuned-style options (the coursework style is eager fp32)")
-        args.precision, args.compile = "fp32", False
+        if args.precision not in (None, "fp32") or args.compile or args.channels_last or args.ddp:
+            parser.error("--precision, --compile, --channels-last and --ddp are tuned-style options "
+                         "(the coursework style is eager fp32 NCHW on one process)")
+        args.precision, args.compile, args.channels_last = "fp32", False, False
     else:
         args.precision = args.precision or ("bf16" if args.device == "cuda" else "fp32")
         args.compile = args.device == "cuda" if args.compile is None else args.compile
+        args.channels_last = True if args.channels_last is None else args.channels_last
+
+
+def check_ddp(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--ddp only under torchrun, in steps mode on the CPU; torchrun's several processes only with --ddp."""
+    world_size = os.environ.get("WORLD_SIZE", "1")
+    if not args.ddp:
+        if world_size != "1":
+            parser.error(f"WORLD_SIZE={world_size} (started by torchrun?) but no --ddp: every process would time "
+                         "its own run; pass --ddp to train data parallel")
+        return
+    missing = [name for name in TORCHRUN_ENV if name not in os.environ]
+    if missing:
+        parser.error(f"--ddp runs under torchrun, which sets {', '.join(missing)} (not set here): start it as "
+                     "`torchrun --nproc-per-node N tools/bench/pytorch_baseline.py --ddp ...`")
+    if args.device != "cpu":
+        parser.error("--ddp measures CPU data parallelism over gloo: use --device cpu")
+    if args.epochs:
+        parser.error("--ddp is for steps mode, not --epochs")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = make_parser()
+    args = parser.parse_args()
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() and not args.ddp else "cpu"
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda but torch sees no CUDA device")
+    check_style(parser, args)
+    check_ddp(parser, args)
     if args.precision == "fp16" and args.device != "cuda":
         parser.error("--precision fp16 needs a CUDA device")
     if args.epochs and args.synthetic:
         parser.error("--epochs reports test accuracy and needs --data")
     if args.epochs and args.fixed_batch:
         parser.error("--fixed-batch is for steps mode, not --epochs")
-    if min(args.batch_size, args.steps) < 1 or min(args.warmup, args.epochs, args.workers) < 0:
-        parser.error("--batch-size and --steps must be positive; --warmup, --epochs, --workers not negative")
+    if min(args.batch_size, args.steps, args.threads or 1) < 1 or min(args.warmup, args.epochs, args.workers) < 0:
+        parser.error("--batch-size, --steps and --threads must be positive; --warmup, --epochs, --workers "
+                     "not negative")
     return args
+
+
+def report(args: argparse.Namespace, result: dict[str, str], world: World, device: torch.device) -> None:
+    """The machine-readable line and the line for people (rank 0 only)."""
+    name = device_name(device)
+    fields = {"images_per_s": result.pop("images_per_s"), "style": args.style, "model": args.model,
+              "batch": str(args.batch_size), "precision": args.precision, "device": device.type,
+              "compile": str(int(args.compile)), "channels_last": str(int(args.channels_last)),
+              "world_size": str(world.size), "threads": str(torch.get_num_threads()), **result,
+              "device_name": name.replace(" ", "_")}
+    print(" ".join(f"{key}={value}" for key, value in fields.items()))
+    if args.epochs:
+        what = f"{args.epochs} epoch{'s' * (args.epochs != 1)}"
+    else:
+        what = f"{args.steps} steps after {args.warmup} warm-up"
+    if args.fixed_batch:
+        what += ", one fixed batch"
+    ranks = f", {world.size} ranks (DDP, gloo), batch per rank" if args.ddp else ""
+    print(f"{args.style} {args.model}, batch {args.batch_size}{ranks}, {args.precision}"
+          f"{'' if args.channels_last else ', NCHW'}{', compiled' if args.compile else ''} on {name}: "
+          f"{fields['images_per_s']} images/s ({what})", flush=True)
 
 
 def main() -> None:
     args = parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    torch.manual_seed(args.seed)
-    train = read_split(args.data, "train") if args.data else synthetic_split(args.synthetic_images, args.seed)
+    world = join_world(args)
+    torch.manual_seed(args.seed + world.rank)  # DDP gives every rank rank 0's initial weights
+    train = rank_split(args, world)
     if args.batch_size > len(train.labels):
-        raise SystemExit(f"--batch-size {args.batch_size} is larger than the {len(train.labels)} training images")
+        raise SystemExit(f"--batch-size {args.batch_size} is larger than the {len(train.labels)} training images"
+                         f"{' of a rank' if args.ddp else ''}")
     _, height, width, channels = train.images.shape
     model = make_model(args.model, channels, height, width, train.classes).to(device)
     if args.style == "tuned" and device.type == "cuda":
@@ -357,21 +485,11 @@ def main() -> None:
     if args.epochs:
         result = run_epochs(style, args, timer, read_split(args.data, "test"))
     else:
-        result = run_steps(style, args, timer)
-
-    name = device_name(device)
-    fields = {"images_per_s": result.pop("images_per_s"), "style": args.style, "model": args.model,
-              "batch": str(args.batch_size), "precision": args.precision, "device": device.type,
-              "compile": str(int(args.compile)), **result, "device_name": name.replace(" ", "_")}
-    print(" ".join(f"{key}={value}" for key, value in fields.items()))
-    if args.epochs:
-        what = f"{args.epochs} epoch{'s' * (args.epochs != 1)}"
-    else:
-        what = f"{args.steps} steps after {args.warmup} warm-up"
-    if args.fixed_batch:
-        what += ", one fixed batch"
-    print(f"{args.style} {args.model}, batch {args.batch_size}, {args.precision}"
-          f"{', compiled' if args.compile else ''} on {name}: {fields['images_per_s']} images/s ({what})")
+        result = run_steps(style, args, timer, world)
+    if world.rank == 0:
+        report(args, result, world, device)
+    if args.ddp:
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
