@@ -15,13 +15,8 @@
 #   LOG_DIR          where every run's full output goes [a new temporary folder]
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-FUSETRAIN_BIN=${FUSETRAIN_BIN:-$root/build/bin/fusetrain}
-if [ -z "${PYTHON:-}" ]; then
-  PYTHON=python3
-  [ -x "$HOME/.cache/fusetrain/venv/bin/python" ] && PYTHON=$HOME/.cache/fusetrain/venv/bin/python
-fi
+# shellcheck source-path=SCRIPTDIR source=bench_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_env.sh"
 DEVICE=${DEVICE:-$("$PYTHON" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')}
 case $DEVICE in
   cuda) steps=100 warmup=20 precision=bf16 compile=--compile ;;

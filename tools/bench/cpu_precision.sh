@@ -19,13 +19,8 @@
 #   ONEDNN_MAX_CPU_ISA, ATEN_CPU_CAPABILITY  passed to every run when set (e.g. AVX2 / avx2: no bf16 units)
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-FUSETRAIN_BIN=${FUSETRAIN_BIN:-$root/build/bin/fusetrain}
-if [ -z "${PYTHON:-}" ]; then
-  PYTHON=python3
-  [ -x "$HOME/.cache/fusetrain/venv/bin/python" ] && PYTHON=$HOME/.cache/fusetrain/venv/bin/python
-fi
+# shellcheck source-path=SCRIPTDIR source=bench_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_env.sh"
 MODELS=${MODELS:-simple_cnn resnet18}
 BATCHES=${BATCHES:-32 128}
 RANKS=${RANKS:-1 2}

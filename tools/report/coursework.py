@@ -591,8 +591,8 @@ def conv_relu(w: Writer) -> None:
                 "trained with the hand-written fused CUDA operation (its own backward: the ReLU mask applied to the "
                 "incoming gradient, then the convolution gradients), with ATen on cuDNN, with ATen with cuDNN "
                 "disabled, and with ATen on the CPU. Forward (with the loss) and backward time are the run's own phase "
-                "times (CUDA events on a GPU, the host clock on the CPU) divided by its optimizer steps. The 10 layers are ten separate layers (not one shared layer applied ten "
-                "times).")
+                "times (CUDA events on a GPU, the host clock on the CPU) divided by its optimizer steps. The 10 "
+                "layers are ten separate layers (not one shared layer applied ten times).")
     rows, reasons = [], []
     for stem, layers in CONV_RELU_STUDY:
         points = w.cw.sweep(stem)

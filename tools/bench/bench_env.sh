@@ -1,0 +1,11 @@
+# Sourced by the benchmark scripts of tools/bench: the fusetrain binary and the Python with torch they run,
+# both overridable (FUSETRAIN_BIN, PYTHON); defines $here (tools/bench) and $root (the checkout).
+# shellcheck shell=bash
+here=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+FUSETRAIN_BIN=${FUSETRAIN_BIN:-$root/build/bin/fusetrain}
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  venv_python=${FUSETRAIN_CACHE:-$HOME/.cache/fusetrain}/venv/bin/python
+  [ -x "$venv_python" ] && PYTHON=$venv_python
+fi
