@@ -7,7 +7,7 @@
 #            and SMOKE_TEST test images, 2 epochs (the overfitting study: 48 images, full-batch Adam, 40 epochs),
 #            the batch-size limit on the CPU from 16 to 128: minutes (the default)
 #   --full   the configs as written, on CIFAR-10 shards in --data (default data/cifar10) and the GPUs here
-#            (the batch-size limit doubles the batch up to out of memory on the first GPU)
+#            (the batch-size limit: ResNet-18 at 224x224, as the article, doubled up to out of memory on GPU 0)
 #   --out    output folder (default runs/coursework-smoke or runs/coursework); the report is OUT/report/
 #            coursework.{md,html}. Running again resumes: runs whose results file exists are skipped.
 #   --gray-data  shards of the RGB-to-gray study, train split (default: the training data); full mode: 200 images
@@ -154,16 +154,19 @@ for stem in conv_relu_2_layers conv_relu_10_layers; do
 done
 sweep adamw_recipe "${common[@]}" "${backend[@]}"
 
-# The largest batch that fits on rank 0's device (`fusetrain bench batch-size` doubles the batch until out of
-# memory or the ceiling) into OUT/batch_size_limit.md; smoke mode: 16..128 on the CPU, a few steps.
+# The largest batch that fits on rank 0's device (`fusetrain bench batch-size` doubles the batch from 16, the
+# article's smallest recommended batch, until out of memory or the ceiling) into OUT/batch_size_limit.md: full
+# mode the article's ResNet-18 at 224x224; smoke mode the coursework network on the data's images, 16..128 on
+# the CPU, a few steps.
 limit_md=$out/batch_size_limit.md
 if [ -s "$limit_md" ]; then echo "batch limit: done earlier"; else
   echo "batch limit: fusetrain bench batch-size"
   shards=("$data"/train-*.h5)  # synthetic images shaped like the data set's: CxHxW from "/images [N, H, W, C]"
   image=$("$bin" inspect "${shards[0]}" | sed -n 's|^/images \[[0-9]*, \([0-9]*\), \([0-9]*\), \([0-9]*\)\]$|\3x\1x\2|p')
-  limit_args=(--image "${image:-3x32x32}" --start 16)  # the ceiling is the command's (65536 on a GPU)
-  [ "$mode" = full ] || limit_args+=(--device cpu --max-batch 128 --steps 2 --warmup 1)
-  "$bin" bench batch-size --model simple_cnn "${limit_args[@]}" > "$limit_md.part" 2> "$out/logs/batch_size_limit.log" ||
+  limit_args=(--model resnet18 --image 3x224x224 --start 16)  # the ceiling is the command's (65536 on a GPU)
+  [ "$mode" = full ] || limit_args=(--model simple_cnn --image "${image:-3x32x32}" --start 16 --device cpu
+                                    --max-batch 128 --steps 2 --warmup 1)
+  "$bin" bench batch-size "${limit_args[@]}" > "$limit_md.part" 2> "$out/logs/batch_size_limit.log" ||
     { tail -n 20 "$out/logs/batch_size_limit.log" >&2; exit 1; }
   mv "$limit_md.part" "$limit_md"
 fi

@@ -448,9 +448,13 @@ def trace_summary(path: pathlib.Path) -> list:
 
 def batch_limit(w: Writer) -> None:
     w.page.section("The largest batch that fits, and a profiler window")
-    w.page.text("As the article on batch size does: the coursework network trains a few steps on synthetic images "
-                "at batch 16, 32, 64, ... (`fusetrain bench batch-size`) until the device runs out of memory or "
-                "the ceiling is reached; throughput, peak memory and GPU utilisation per batch size.")
+    w.page.text("As the article on batch size does: a network trains a few steps on synthetic images at batch 16 "
+                "(the article's smallest recommended batch per GPU), 32, 64, ... (`fusetrain bench batch-size`) until "
+                "the device runs out of memory or the ceiling is reached; throughput, peak memory and GPU utilisation "
+                "per batch size. Full mode uses ResNet-18 at the article's 224x224 (fusetrain's CIFAR variant: a 3x3 "
+                "stem without max-pool, so about 16x the activations of the article's ImageNet ResNet-18 per image "
+                "and a smaller largest batch), smoke mode the coursework network on the data's images (the line "
+                "below names them).")
     source = w.cw.out / "batch_size_limit.md"
     rows, verdict = limit_rows(source.read_text()) if source.exists() else ([], "")
     if not rows:
