@@ -120,11 +120,13 @@ struct Choices<BackendName> {
                                                       {BackendName::nccl, "nccl"}};
 };
 
-// distributed.compression: the gradient wire format.
-enum class Compression { none, fp16 };
+// distributed.compression: the gradient wire format (none: the gradients' own; fp16: 10-bit mantissa, range to
+// 65504; bf16: fp32's range, 7-bit mantissa).
+enum class Compression { none, fp16, bf16 };
 template <>
 struct Choices<Compression> {
-  static constexpr ChoiceName<Compression> names[] = {{Compression::none, "none"}, {Compression::fp16, "fp16"}};
+  static constexpr ChoiceName<Compression> names[] = {
+      {Compression::none, "none"}, {Compression::fp16, "fp16"}, {Compression::bf16, "bf16"}};
 };
 
 // distributed.allreduce: every rank in one ring, or through one leader per node (mpi only); "auto" times

@@ -58,6 +58,8 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
                                const GradientEngineOptions& options, bool install_hooks)
     : backend_(backend), world_(world), options_(options), params_(std::move(parameters)),
       prescale_(options.average ? 1.0 / backend.size() : 1.0) {
+  FT_REQUIRE(options_.wire == at::kFloat || options_.wire == at::kHalf || options_.wire == at::kBFloat16,
+             "gradient wire type ", options_.wire, ": only fp16 or bf16 compress the all-reduce");
   for (const auto& p : params_) {
     TensorSpec spec{p.name, dtype_of(p.tensor.scalar_type()), p.tensor.sizes().vec()};
     specs_.push_back(spec);
@@ -72,7 +74,7 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
   bucket_of_.resize(specs_.size());
   slot_of_.resize(specs_.size());
   on_device_ = !params_.empty() && params_.front().tensor.is_cuda();
-  in_place_ = options_.in_place && !on_device_ && !options_.fp16_wire && backend_.reduces_spans_in_place();
+  in_place_ = options_.in_place && !on_device_ && !compressed() && backend_.reduces_spans_in_place();
   for (std::size_t b = 0; b < plan_.size(); ++b) {
     auto state = std::make_unique<BucketState>();
     const auto options = params_[plan_[b].tensors.front()].tensor.options().requires_grad(false);
@@ -82,7 +84,7 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
     } else {
       state->buffer = at::zeros({plan_[b].numel + 1}, options);
     }
-    if (options_.fp16_wire) state->wire = at::empty({plan_[b].numel + 1}, state->buffer.options().dtype(at::kHalf));
+    if (compressed()) state->wire = at::empty({plan_[b].numel + 1}, state->buffer.options().dtype(options_.wire));
     state->packed.assign(plan_[b].tensors.size(), false);
     for (std::size_t s = 0; s < plan_[b].tensors.size(); ++s) {
       bucket_of_[plan_[b].tensors[s]] = b;
@@ -229,7 +231,7 @@ void GradientEngine::run_bucket(std::size_t b) {
   Timeline* timeline = options_.timeline;
   const double start = timeline ? timeline->now_us() : 0;
   if (timeline) timeline->record(cat("queue b", b), "comm", s.ready_us, start);
-  const DType dtype = options_.fp16_wire ? DType::kFloat16 : plan_[b].dtype;
+  const DType dtype = compressed() ? dtype_of(options_.wire) : plan_[b].dtype;
   std::int64_t bytes = 0;
   const CollectiveLabel label(cat("bucket ", b, " of step ", step_));
   if (in_place_) {
@@ -241,12 +243,12 @@ void GradientEngine::run_bucket(std::size_t b) {
   } else {
     device_->run(b, [&] {
       at::Tensor data = s.buffer;
-      if (options_.fp16_wire) {
+      if (compressed()) {
         s.wire.copy_(s.buffer);
         data = s.wire;
       }
       device_->allreduce(backend_, data, dtype);
-      if (options_.fp16_wire) s.buffer.copy_(s.wire);
+      if (compressed()) s.buffer.copy_(s.wire);
       bytes = data.numel() * data.element_size();
     });
   }

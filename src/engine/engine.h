@@ -29,7 +29,9 @@ struct NamedTensor {
 struct GradientEngineOptions {
   double bucket_mib = 25;
   double first_bucket_mib = 1;
-  bool fp16_wire = false;        // convert buckets to fp16 for the all-reduce
+  // The all-reduce's wire type: at::kHalf or at::kBFloat16 converts each bucket to it (half the bytes);
+  // at::kFloat (the default) sends the gradients as they are.
+  at::ScalarType wire = at::kFloat;
   // true: gradients are divided by the world size while packing (the result is the mean);
   // false: the caller already scaled them (e.g. the loss by 1/world), the all-reduce only sums.
   bool average = true;
@@ -77,6 +79,7 @@ class GradientEngine {
   const EngineStats& stats() const { return stats_; }
 
  private:
+  bool compressed() const { return options_.wire != at::kFloat; }
   struct BucketState;
   void communication_loop();
   void watch_in_flight(std::unique_lock<std::mutex>& lock);

@@ -36,6 +36,16 @@
 namespace ft {
 namespace {
 
+// distributed.compression as the gradient engine's wire type.
+at::ScalarType wire_type(Compression compression) {
+  switch (compression) {
+    case Compression::fp16: return at::kHalf;
+    case Compression::bf16: return at::kBFloat16;
+    case Compression::none: return at::kFloat;
+  }
+  return at::kFloat;
+}
+
 std::int64_t limited(std::int64_t total, std::int64_t limit) { return limit > 0 ? std::min(total, limit) : total; }
 
 // Copies every parameter and buffer from rank 0 so all replicas start identical.
@@ -230,7 +240,7 @@ void Trainer::make_engine() {
   GradientEngineOptions options;
   options.bucket_mib = config_.distributed.bucket_mib;
   options.first_bucket_mib = config_.distributed.first_bucket_mib;
-  options.fp16_wire = config_.distributed.compression == Compression::fp16;
+  options.wire = wire_type(config_.distributed.compression);
   options.stall_timeout_s = config_.distributed.stall_timeout_s;
   options.timeline = timeline_;
   // Averaging is folded into the loss (1/world in forward_backward), so packing is a plain copy and no

@@ -80,14 +80,16 @@ TEST_P(GradientEngineModes, AccumulationSumsMicroBatches) {
 INSTANTIATE_TEST_SUITE_P(InPlaceAndPacked, GradientEngineModes, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "InPlace" : "Packed"; });
 
-TEST(GradientEngine, Fp16WireKeepsGradientsWithinHalfPrecision) {
+// Gradients sent as `wire` come back in fp32, within `rtol` of the exact ones and exactly representable in
+// the wire type (they were rounded through it).
+void expect_gradients_through_wire(at::ScalarType wire, double rtol) {
   auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   at::manual_seed(3);
   TwoLayers net;
   auto named = net.named();
   auto options = small_buckets();
-  options.fp16_wire = true;
+  options.wire = wire;
   GradientEngine engine(*backend, world, named, options);
   std::vector<at::Tensor> params;
   for (auto& n : named) params.push_back(n.tensor);
@@ -99,11 +101,26 @@ TEST(GradientEngine, Fp16WireKeepsGradientsWithinHalfPrecision) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& g = params[i].grad();
     EXPECT_EQ(g.scalar_type(), at::kFloat) << "gradients return to the parameters' dtype";
-    EXPECT_TRUE(at::allclose(g, expected[i], 2e-3, 1e-4)) << named[i].name;
-    // Rounded through fp16: exactly representable in half precision.
-    EXPECT_TRUE(at::equal(g, g.to(at::kHalf).to(at::kFloat))) << named[i].name;
+    EXPECT_TRUE(at::allclose(g, expected[i], rtol, 1e-4)) << named[i].name;
+    EXPECT_TRUE(at::equal(g, g.to(wire).to(at::kFloat))) << named[i].name;
   }
   EXPECT_EQ(engine.stats().bytes % 2, 0);
+}
+
+TEST(GradientEngine, Fp16WireKeepsGradientsWithinHalfPrecision) { expect_gradients_through_wire(at::kHalf, 2e-3); }
+
+// bf16 keeps 8 significant bits: a relative error up to 2^-8 per value.
+TEST(GradientEngine, Bf16WireKeepsGradientsWithinBfloat16Precision) {
+  expect_gradients_through_wire(at::kBFloat16, 8e-3);
+}
+
+TEST(GradientEngine, OnlyHalfWidthWireTypesAreAccepted) {
+  auto& world = test::world();
+  auto backend = make_backend(world, BackendOptions{});
+  TwoLayers net;
+  auto options = small_buckets();
+  options.wire = at::kDouble;
+  EXPECT_THROW(GradientEngine(*backend, world, net.named(), options), Error);
 }
 
 TEST(GradientEngine, ParameterUnusedOnEveryRankIsLeftWithoutGradient) {
