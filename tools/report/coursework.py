@@ -58,8 +58,16 @@ def device(run: Run) -> str:
     return ", ".join(sorted(set(run.ranks["device"])))
 
 
+def config_section(run: Run, *keys: str) -> dict:
+    """A section of the run's resolved config (e.g. "data", "augment"), {} where it or a part is absent."""
+    section = yaml.safe_load(run.config) or {}
+    for key in keys:
+        section = section.get(key) or {}
+    return section
+
+
 def accumulation_steps(run: Run) -> int:
-    train = (yaml.safe_load(run.config) or {}).get("train") or {}
+    train = config_section(run, "train")
     return int(train.get("accumulation_steps", 1))
 
 
@@ -317,11 +325,10 @@ def q2a(w: Writer, one: Run | None, two: Run | None) -> None:
 
 def study_settings(run: Run) -> str:
     """The overfitting study's size and optimizer as its results file's config states them."""
-    c = yaml.safe_load(run.config) or {}
-    data, opt = c.get("data") or {}, c.get("optimizer") or {}
+    data, opt = config_section(run, "data"), config_section(run, "optimizer")
     return (f"The overfitting study: {int(run.ranks['train_images'][0])} training images, batch "
             f"{data.get('batch_size')}, {opt.get('name')} at lr {opt.get('lr')}, {len(run.epochs['epoch'])} epochs, "
-            f"dropout {(c.get('model') or {}).get('dropout')}, weight decay {opt.get('weight_decay')}.")
+            f"dropout {config_section(run, 'model').get('dropout')}, weight decay {opt.get('weight_decay')}.")
 
 
 def q2b(w: Writer) -> None:
@@ -474,7 +481,7 @@ def batch_limit(w: Writer) -> None:
         return
     profiled = w.cw.out / "profiles" / f"{traces[0].stem}.h5"
     if profiled.exists():
-        window = (yaml.safe_load(read_run(profiled).config) or {}).get("profile") or {}
+        window = config_section(read_run(profiled), "profile")
         w.page.text(f"Profiler window: {window.get('wait')} step(s) waited, {window.get('warmup')} warm-up step(s) "
                     f"traced and discarded, {window.get('active')} step(s) recorded.")
     w.page.table("profiler traces", ["batch", "trace events", "size (KiB)", "busiest operator (self time)",
@@ -501,12 +508,12 @@ def optimizers(w: Writer) -> None:
 
 def recipe_settings(run: Run) -> list[list]:
     """The recipe as the results file's own config states it: optimizer, schedule, epochs, augmentation."""
-    c = yaml.safe_load(run.config) or {}
-    opt, sched, aug = c.get("optimizer", {}), c.get("scheduler", {}), c.get("data", {}).get("augment", {})
+    opt, sched = config_section(run, "optimizer"), config_section(run, "scheduler")
+    aug = config_section(run, "data", "augment")
     return [["optimizer", f"{opt.get('name')} (weight decay {opt.get('weight_decay')})"],
             ["schedule", f"{sched.get('name')} (max lr {opt.get('lr')}, rising for {sched.get('pct_start')} "
                          "of the steps)"],
-            ["epochs", (c.get("train") or {}).get("epochs")],
+            ["epochs", config_section(run, "train").get("epochs")],
             ["augmentation", ", ".join(part for on, part in (
                 (aug.get("crop_padding"), f"random crop (padding {aug.get('crop_padding')})"),
                 (aug.get("flip"), "horizontal flip"),
