@@ -60,6 +60,7 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
       prescale_(options.average ? 1.0 / backend.size() : 1.0) {
   FT_REQUIRE(options_.wire == at::kFloat || options_.wire == at::kHalf || options_.wire == at::kBFloat16,
              "gradient wire type ", options_.wire, ": only fp16 or bf16 compress the all-reduce");
+  if (compressed()) wire_dtype_ = dtype_of(options_.wire);
   for (const auto& p : params_) {
     TensorSpec spec{p.name, dtype_of(p.tensor.scalar_type()), p.tensor.sizes().vec()};
     specs_.push_back(spec);
@@ -231,7 +232,7 @@ void GradientEngine::run_bucket(std::size_t b) {
   Timeline* timeline = options_.timeline;
   const double start = timeline ? timeline->now_us() : 0;
   if (timeline) timeline->record(cat("queue b", b), "comm", s.ready_us, start);
-  const DType dtype = compressed() ? dtype_of(options_.wire) : plan_[b].dtype;
+  const DType dtype = compressed() ? wire_dtype_ : plan_[b].dtype;
   std::int64_t bytes = 0;
   const CollectiveLabel label(cat("bucket ", b, " of step ", step_));
   if (in_place_) {

@@ -92,6 +92,7 @@ class GradientEngine {
   Backend& backend_;
   const World& world_;
   GradientEngineOptions options_;
+  DType wire_dtype_ = DType::kFloat32;  // the all-reduce's element type when compressed()
   std::vector<NamedTensor> params_;
   std::vector<TensorSpec> specs_;
   std::vector<BucketSpec> plan_;
