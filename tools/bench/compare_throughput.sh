@@ -57,10 +57,6 @@ pytorch_rate() {  # style model batch [options]
   rate "$(sed -n 's/^images_per_s=\([0-9.]*\) .*/\1/p' "$log")"
 }
 
-ratio() {
-  awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "n/a" }'
-}
-
 device_name=$("$PYTHON" -c "import sys, torch; sys.path.insert(0, '$here'); import pytorch_baseline as b
 print(b.device_name(torch.device('$DEVICE')))")
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -130,10 +130,6 @@ median() {  # model batch ranks setting side -> median rate of its rounds, n/a w
                               else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-ratio() {
-  awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "n/a" }'
-}
-
 model_table() {  # model
   local batch ranks setting ours theirs base
   echo "### $1"
