@@ -11,6 +11,7 @@
 
 
 #include "config/fingerprint.h"
+#include "io/checksummed_file.h"
 #include "runtime/error.h"
 #include "train/model_file.h"
 #include "train/precision.h"
@@ -118,7 +119,8 @@ void require_same_run(torch::serialize::InputArchive& archive, const std::string
   for (const auto& d : differences) list += cat(list.empty() ? "" : "; ", d);
   throw Error(cat("checkpoint ", path, " was written by a run with a different config: ", list,
                   ". Only train.epochs and where the run computes (train.device, train.threads, distributed.* "
-                  "but compression, precision.channels_last, profile.*, train.eval_every, train.checkpoint_every) may "
+                  "but compression, precision.channels_last, profile.*, train.eval_every, train.checkpoint_every, "
+                  "train.checkpoint_every_s, train.keep_checkpoints) may "
                   "change on resume: remove the checkpoint or choose another output.name"));
 }
 
@@ -174,7 +176,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   }
   archive.write("extra_count", at::tensor({static_cast<std::int64_t>(extra.size())}, at::kLong));
   for (std::size_t i = 0; i < extra.size(); ++i) archive.write(cat("extra_", i), extra[i].detach().to(at::kCPU));
-  save_archive_atomically(archive, path, "checkpoint");
+  write_checksummed_file(path, archive_bytes(archive, path, "checkpoint"));
 }
 
 // Everything is read onto the CPU first (a checkpoint of a GPU run resumes on a CPU host and the other

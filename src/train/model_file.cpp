@@ -133,14 +133,18 @@ void read_model_tensors(torch::serialize::InputArchive& archive, Network& networ
 
 // Serialised in memory, then written with checked system calls: LibTorch's file writer throws from a
 // destructor when the disk fills, which would terminate the process.
-void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path, const char* what) {
+std::string archive_bytes(torch::serialize::OutputArchive& archive, const std::string& path, const char* what) {
   std::ostringstream bytes;
   try {
     archive.save_to(bytes);
   } catch (const c10::Error& e) {
     throw Error(cat("cannot serialise ", what, " ", path, ": ", e.what_without_backtrace()));
   }
-  write_file_atomically(path, bytes.str());
+  return bytes.str();
+}
+
+void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path, const char* what) {
+  write_file_atomically(path, archive_bytes(archive, path, what));
 }
 
 void save_model_file(const std::string& path, Network& network, const ModelInfo& info) {

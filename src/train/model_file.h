@@ -42,6 +42,8 @@ std::vector<std::pair<std::string, at::Tensor>> model_state(Network& network);
 void write_model_tensors(torch::serialize::OutputArchive& archive, Network& network);
 void read_model_tensors(torch::serialize::InputArchive& archive, Network& network, const std::string& path);
 
+// The bytes LibTorch would write for `archive`; a failure names `what` ("checkpoint", "model file") and `path`.
+std::string archive_bytes(torch::serialize::OutputArchive& archive, const std::string& path, const char* what);
 // Writes `archive` to `path` atomically; a failure names `what` ("checkpoint", "model file") and the path.
 void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path, const char* what);
 
