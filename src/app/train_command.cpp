@@ -36,6 +36,7 @@
 #include "runtime/version.h"
 #include "runtime/world.h"
 #include "shard/shard_reader.h"
+#include "train/checkpoint_files.h"
 #include "train/cpu_capabilities.h"
 #include "train/device_setup.h"
 #include "train/model_file.h"
@@ -122,7 +123,7 @@ void probe_outputs(const Config& config, const RunPaths& p) {
     FT_REQUIRE(!paths::is_directory(timeline), "distributed.timeline ", timeline, " is a directory");
   }
   remove_stale_temporaries(p.results);
-  remove_stale_temporaries(p.checkpoint);
+  remove_stale_checkpoint_temporaries(p.checkpoint, config.train.keep_checkpoints);
   if (!p.model.empty()) {
     FT_REQUIRE(!paths::is_directory(p.model), "model path ", p.model, " is a directory");
     remove_stale_temporaries(p.model);
@@ -169,7 +170,7 @@ void print_done(const RunRecord& record, const std::string& path) {
 }
 
 // Gathers what every rank measured; rank 0 writes the trained network, then the results file naming it,
-// and once both are safely written removes the checkpoint.
+// and once both are safely written removes the run's checkpoints (files moved aside as damaged stay).
 void write_run(const Config& config, const RunPaths& paths_of_run, Network& network, const TrainOutcome& outcome,
                const std::vector<UtilizationSample>& samples, const std::vector<ModelLayer>& layers,
                const Provenance& provenance, const World& world) {
@@ -196,7 +197,7 @@ void write_run(const Config& config, const RunPaths& paths_of_run, Network& netw
     record.model_file = paths_of_run.model;
   }
   write_results(paths_of_run.results, record);
-  paths::remove(paths_of_run.checkpoint);
+  remove_checkpoints(paths_of_run.checkpoint);
   print_done(record, paths_of_run.results);
 }
 
@@ -210,9 +211,14 @@ void print_banner(const Config& config, const World& world, const Backend& backe
   std::fflush(stdout);
 }
 
+// What the train command line asks beyond the config.
+struct TrainFlags {
+  std::string command_line;
+  bool discard_damaged_checkpoints = false;
+};
+
 // One run on this rank: placement, outputs, backend, training, results. Throws on any error.
-void run_training(const Config& config, const std::string& command_line, World& world,
-                  std::unique_ptr<Backend>& backend) {
+void run_training(const Config& config, const TrainFlags& flags, World& world, std::unique_ptr<Backend>& backend) {
   require_same_config(world, config);
   const at::Device device = place_rank(config, world);
   const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
@@ -233,17 +239,18 @@ void run_training(const Config& config, const std::string& command_line, World& 
 
   TrainerOptions trainer_options;
   trainer_options.checkpoint_path = paths_of_run.checkpoint;
+  trainer_options.discard_damaged_checkpoints = flags.discard_damaged_checkpoints;
   trainer_options.timeline = &timeline;
   Trainer trainer(config, world, *backend, device, trainer_options);
   GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
   const TrainOutcome outcome = trainer.run();
   const auto samples = gather_utilization(world, sampler.stop());
-  write_run(config, paths_of_run, *trainer.network(), outcome, samples, layers, provenance(command_line, started, *backend, world), world);
+  write_run(config, paths_of_run, *trainer.network(), outcome, samples, layers, provenance(flags.command_line, started, *backend, world), world);
   if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
   world.barrier();
 }
 
-int train(const Config& config, const std::string& command_line, int argc, char** argv) {
+int train(const Config& config, const TrainFlags& flags, int argc, char** argv) {
   World world(&argc, &argv);
   // A rank that dies or hangs must end the job, not leave the others waiting in a control collective.
   world.set_timeout(config.distributed.stall_timeout_s);
@@ -252,7 +259,7 @@ int train(const Config& config, const std::string& command_line, int argc, char*
   // the backend wait out the grace period it gives abandoned collectives.
   std::unique_ptr<Backend> backend;
   try {
-    run_training(config, command_line, world, backend);
+    run_training(config, flags, world, backend);
   } catch (const Interrupted& e) {
     // Every rank stopped at the same step; rank 0 wrote the checkpoint.
     if (world.rank() == 0) std::printf("%s\n", e.what()), std::fflush(stdout);
@@ -275,6 +282,9 @@ int train_command(int argc, char** argv) {
       ("set,s", po::value<std::vector<std::string>>()->composing(),
        "override one key, e.g. --set optimizer.lr=0.05 --set data.batch_size=64 (repeatable)")
       ("dry-run", "print the resolved config and exit")
+      ("discard-damaged-checkpoints",
+       "when every checkpoint of the run is damaged, move them aside (renamed to <name>.damaged) and start "
+       "afresh instead of stopping with an error")
       ("help-config", "list every config key with its type, default and meaning")
       ("help,h", "show this help");
   po::variables_map vm;
@@ -286,8 +296,10 @@ int train_command(int argc, char** argv) {
     std::cerr << options;
     return 2;
   }
-  std::string command_line = "fusetrain";
-  for (int i = 0; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  TrainFlags flags;
+  flags.command_line = "fusetrain";
+  for (int i = 0; i < argc; ++i) flags.command_line += std::string(" ") + argv[i];
+  flags.discard_damaged_checkpoints = vm.count("discard-damaged-checkpoints") > 0;
 
   Config config;
   try {
@@ -303,7 +315,7 @@ int train_command(int argc, char** argv) {
     if (launcher_rank() == 0) std::cout << dump_config(config);
     return 0;
   }
-  return train(config, command_line, argc, argv);
+  return train(config, flags, argc, argv);
 }
 
 }  // namespace ft

@@ -52,6 +52,8 @@ std::string run_fingerprint(const Config& config, int ranks) {
   c.train.threads = defaults.train.threads;
   c.train.eval_every = defaults.train.eval_every;
   c.train.checkpoint_every = defaults.train.checkpoint_every;
+  c.train.checkpoint_every_s = defaults.train.checkpoint_every_s;
+  c.train.keep_checkpoints = defaults.train.keep_checkpoints;
   c.train.loss_check_every = defaults.train.loss_check_every;
   c.precision.channels_last = defaults.precision.channels_last;
   c.profile = defaults.profile;

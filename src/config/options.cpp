@@ -277,6 +277,14 @@ std::vector<Option> option_table(Config& c) {
   b.number("train.threads", &c.train.threads, "CPU threads per rank (0 = cores / local ranks)", at_least(0));
   b.number("train.eval_every", &c.train.eval_every, "epochs between test evaluations", at_least(1));
   b.number("train.checkpoint_every", &c.train.checkpoint_every, "epochs between checkpoints (0 = off)", at_least(0));
+  b.number("train.checkpoint_every_s", &c.train.checkpoint_every_s,
+           "seconds between checkpoints: one is written at the first step after this long since the last "
+           "(rank 0's clock), mid-epoch, and the run goes on (0 = off)",
+           at_least(0));
+  b.number("train.keep_checkpoints", &c.train.keep_checkpoints,
+           "checkpoint files kept: the newest, <name>.ckpt, and older ones <name>.ckpt.1, .2, ...; a resume "
+           "takes the newest that verifies",
+           at_least(1));
   b.number("train.lookahead_every", &c.train.lookahead_every,
            "every N optimizer steps pull the weights towards a slow copy, which is kept at the end (0 = off)",
            at_least(0));

@@ -94,6 +94,8 @@ struct TrainConfig {
   int threads = 0;              // CPU compute threads per rank (0 = cores / local ranks)
   int eval_every = 1;           // epochs between test evaluations
   int checkpoint_every = 0;     // epochs between checkpoints (0 = only on signal / at the end)
+  double checkpoint_every_s = 0;  // seconds between mid-epoch checkpoints, rank 0's clock (0 = off)
+  int keep_checkpoints = 2;     // checkpoint files kept: the newest and the ones before it
   int lookahead_every = 0;      // steps between lookahead pulls towards slow weights (0 = off)
   Tta tta = Tta::none;          // test-time augmentation
   bool cudnn = true;            // false: ATen convolutions avoid cuDNN (native CUDA kernels)

@@ -1,25 +1,92 @@
-// Resume: a thin owner of the checkpoint path and run fingerprint, so the trainer asks only "where do I
-// start" and "save here"; the file format lives in checkpoint.cpp.
+// Resume: the owner of the run's checkpoint files as the trainer sees them, so it asks only "where do I
+// start" and "save here"; the file format lives in checkpoint.cpp, names and rotation in checkpoint_files.cpp.
 #include "train/resume.h"
 
 #include <cstdio>
 #include <utility>
 
+#include "io/checksummed_file.h"
 #include "io/paths.h"
+#include "runtime/error.h"
 #include "runtime/world.h"
+#include "train/checkpoint_files.h"
 #include "train/rank_streams.h"
 
 namespace ft {
+namespace {
 
-Resume::Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state)
-    : path_(std::move(path)), fingerprint_(std::move(fingerprint)), world_(world), state_(std::move(state)) {}
+using Damaged = std::vector<std::pair<std::string, std::string>>;
+
+void warn(const std::string& text) {
+  std::printf("warning: %s\n", text.c_str());
+  std::fflush(stdout);
+}
+
+// "a (why); b (why)"
+std::string listed(const Damaged& damaged) {
+  std::string text;
+  for (const auto& [path, problem] : damaged) text += cat(text.empty() ? "" : "; ", path, " (", problem, ")");
+  return text;
+}
+
+void move_aside(const Damaged& damaged) {
+  for (const auto& item : damaged) paths::rename(item.first, damaged_name(item.first));
+}
+
+// Rank 0: every file is damaged. An error naming them all (they stay), or with the policy's consent a
+// warning, the files moved aside and a fresh start.
+void give_up_on(const Damaged& damaged, bool discard) {
+  FT_REQUIRE(discard, "no checkpoint of this run can be used, every one is damaged: ", listed(damaged),
+             ". They are left in place: restore one, or run again with --discard-damaged-checkpoints to move them "
+             "aside and start the run afresh");
+  warn(cat("no checkpoint of this run can be used, every one is damaged: ", listed(damaged),
+           ". --discard-damaged-checkpoints: they are moved aside (each renamed to <name>.damaged) and the run "
+           "starts afresh"));
+  move_aside(damaged);
+}
+
+}  // namespace
+
+Resume::Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state,
+               CheckpointPolicy policy)
+    : path_(std::move(path)), fingerprint_(std::move(fingerprint)), world_(world), state_(std::move(state)),
+      policy_(policy) {}
+
+// Rank 0: the newest file that verifies ("" for none); the damaged newer ones are reported and left in
+// `damaged` for start() to move aside once the chosen one has loaded.
+std::string Resume::choose(Damaged& damaged) {
+  CheckpointChoice choice = choose_checkpoint(newest_first(path_, find_checkpoints(path_)), file_checksum_problem);
+  if (choice.chosen.empty() && !choice.damaged.empty()) give_up_on(choice.damaged, policy_.discard_damaged);
+  if (choice.chosen.empty()) return "";
+  for (const auto& [path, problem] : choice.damaged)
+    warn(cat("checkpoint ", path, " is damaged (", problem, "): resuming from the previous one ", choice.chosen,
+             " (the damaged file is kept as ", damaged_name(path), ")"));
+  damaged = std::move(choice.damaged);
+  return choice.chosen;
+}
 
 TrainingPosition Resume::start() {
-  if (path_.empty() || !paths::exists(path_)) return {};
-  const TrainingPosition position = load_checkpoint(path_, fingerprint_, state_.network, state_.optimizer,
+  since_save_.reset();
+  if (path_.empty()) return {};
+  std::string chosen, error;
+  Damaged damaged;
+  if (world_.rank() == 0) {
+    try {
+      chosen = choose(damaged);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  // Every rank takes rank 0's decision: the same error, or the same file.
+  error = world_.broadcast(error);
+  FT_REQUIRE(error.empty(), error);
+  chosen = world_.broadcast(chosen);
+  if (chosen.empty()) return {};
+  const TrainingPosition position = load_checkpoint(chosen, fingerprint_, state_.network, state_.optimizer,
                                                     state_.scaler, state_.device, state_.extra, world_.rank());
   if (world_.rank() == 0) {
-    std::printf("resuming from %s at epoch %d, step %lld\n", path_.c_str(), position.epoch,
+    move_aside(damaged);  // out of the rotation, which would otherwise keep them in place of good files
+    std::printf("resuming from %s at epoch %d, step %lld\n", chosen.c_str(), position.epoch,
                 static_cast<long long>(position.step));
     std::fflush(stdout);
   }
@@ -29,9 +96,12 @@ TrainingPosition Resume::start() {
 void Resume::save(const TrainingPosition& position) {
   if (path_.empty()) return;
   const std::vector<GeneratorState> generators = gather_generators(world_, state_.device);
-  if (world_.rank() != 0) return;
-  save_checkpoint(path_, fingerprint_, state_.network, state_.optimizer, state_.scaler, position, state_.device,
-                  state_.extra, generators);
+  if (world_.rank() == 0) {
+    save_checkpoint(next_checkpoint_name(path_), fingerprint_, state_.network, state_.optimizer, state_.scaler,
+                    position, state_.device, state_.extra, generators);
+    rotate_in_next(path_, policy_.keep);
+  }
+  since_save_.reset();
 }
 
 }  // namespace ft

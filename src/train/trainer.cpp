@@ -296,7 +296,8 @@ void Trainer::plan_steps() {
     extra = s.lookahead->slow();
   }
   s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(c, world_.size()), world_,
-                                      CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra});
+                                      CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra},
+                                      CheckpointPolicy{c.train.keep_checkpoints, options_.discard_damaged_checkpoints});
   s.profiler = std::make_unique<OpProfiler>(c.profile, world_.rank(), device_.is_cuda());
   out_.rank.hostname = world_.hostname();
   out_.rank.device = device_name(device_);
@@ -422,38 +423,57 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
   s.clock->end(Phase::kBackward);
 }
 
-// Stop requests (SIGUSR1/SIGTERM/SIGINT on any rank) and non-finite losses are agreed by every rank at
-// the same step. Reading the loss flag synchronises a GPU, so there it is read every 50 steps by default
-// (train.loss_check_every); a stop reads it whatever the cadence, so a run that diverged since the last
+// Stop requests (SIGUSR1/SIGTERM/SIGINT on any rank), rank 0's clock calling for a checkpoint
+// (train.checkpoint_every_s) and non-finite losses are agreed by every rank at the same step, in one
+// collective. Reading the loss flag synchronises a GPU, so there it is read every 50 steps by default
+// (train.loss_check_every); a checkpoint reads it whatever the cadence, so a run that diverged since the last
 // read fails instead of overwriting the last good checkpoint with its broken weights.
 void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
   const int every = config_.train.loss_check_every > 0 ? config_.train.loss_check_every : device_.is_cuda() ? 50 : 1;
   const bool read_flag = (step + 1) % every == 0;
-  double flags[2] = {static_cast<double>(stop_requested_after(global_step_ + 1)),
-                     read_flag ? static_cast<double>(sums.first_bad.item<std::int64_t>()) : -1.0};
+  const double every_s = config_.train.checkpoint_every_s;
+  const Resume& resume = *state_->resume;
+  const bool time_due =
+      world_.rank() == 0 && every_s > 0 && !resume.path().empty() && resume.seconds_since_save() >= every_s;
+  double flags[3] = {static_cast<double>(stop_requested_after(global_step_ + 1)),
+                     read_flag ? static_cast<double>(sums.first_bad.item<std::int64_t>()) : -1.0,
+                     time_due ? 1.0 : 0.0};
   {
-    const CollectiveLabel label("stop and loss flags");
-    world_.allreduce_max(flags, 2);
+    const CollectiveLabel label("stop, loss and checkpoint flags");
+    world_.allreduce_max(flags, 3);
   }
   require_finite_loss(flags[1], epoch);
-  if (flags[0] <= 0) return;
-  if (!read_flag) {
+  if (flags[0] <= 0 && flags[2] <= 0) return;
+  const double waited_s = resume.seconds_since_save();
+  state_->resume->save(mid_epoch_position(epoch, step, sums, read_flag));
+  const std::string& checkpoint = resume.path();
+  if (flags[0] <= 0) {  // the clock's checkpoint: training goes on
+    if (world_.rank() != 0) return;
+    std::printf("checkpoint after %.0f s at epoch %d, step %lld: %s\n", waited_s, epoch,
+                static_cast<long long>(step + 1), checkpoint.c_str());
+    std::fflush(stdout);
+    return;
+  }
+  throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
+                        checkpoint.empty() ? std::string(" (no checkpoint requested)")
+                                           : cat("; checkpoint ", checkpoint)));
+}
+
+// Collective: the position after `step` of `epoch`, once the loss is known to be finite. The epoch's partial
+// sums are stored over all ranks; a resumed rank 0 starts from them.
+TrainingPosition Trainer::mid_epoch_position(int epoch, std::int64_t step, EpochSums& sums, bool loss_read) {
+  if (!loss_read) {
     const CollectiveLabel label("loss flag before a checkpoint");
     require_finite_loss(world_.allreduce_max(static_cast<double>(sums.first_bad.item<std::int64_t>())), epoch);
   }
   synchronize(device_);
-  // The interrupted epoch's partial sums are stored over all ranks; a resumed rank 0 starts from them.
   double partial[2] = {sums.loss_sum.item<double>(), static_cast<double>(sums.correct.item<std::int64_t>())};
   {
     const CollectiveLabel label("partial epoch metrics");
     world_.allreduce_sum(partial, 2);
   }
-  const std::string& checkpoint = state_->resume->path();
-  state_->resume->save({epoch, step + 1, global_step_ + 1, partial[0], static_cast<std::int64_t>(partial[1]),
-                        out_.summary.skipped_steps, out_.epochs, out_.rank_epochs});
-  throw Interrupted(cat("stopped by signal at epoch ", epoch, ", step ", step + 1,
-                        checkpoint.empty() ? std::string(" (no checkpoint requested)")
-                                           : cat("; checkpoint ", checkpoint)));
+  return {epoch, step + 1, global_step_ + 1, partial[0], static_cast<std::int64_t>(partial[1]),
+          out_.summary.skipped_steps, out_.epochs, out_.rank_epochs};
 }
 
 void Trainer::require_finite_loss(double first_bad_step, int epoch) const {

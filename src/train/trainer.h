@@ -37,8 +37,9 @@ class Interrupted : public Error {
 };
 
 struct TrainerOptions {
-  std::string checkpoint_path;  // "" = no checkpoints; else resumed from when present (the caller
-                                // removes it once the results are safely written)
+  std::string checkpoint_path;  // "" = no checkpoints; else the newest, resumed from when present (the
+                                // caller removes the run's checkpoints once the results are safely written)
+  bool discard_damaged_checkpoints = false;  // every checkpoint damaged: start afresh instead of an error
   Timeline* timeline = nullptr;
 };
 
@@ -63,6 +64,7 @@ class Trainer {
   void train_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
   void forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums);
   void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
+  TrainingPosition mid_epoch_position(int epoch, std::int64_t step, EpochSums& sums, bool loss_read);
   void require_finite_loss(double first_bad_step, int epoch) const;
   void evaluate_into(EpochRecord& record);
   void keep_own_figures(int epoch, const EvalResult& result);

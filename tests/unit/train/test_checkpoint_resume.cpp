@@ -65,7 +65,9 @@ std::vector<at::Tensor> snapshot(const Trainer& t) {
 void check_resume(const Config& c) {
   auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
-  const std::string ckpt = std::string(FT_TEST_TMP) + "/resume.ckpt";
+  // One file per test: ctest runs the tests that share this function side by side.
+  const std::string ckpt =
+      std::string(FT_TEST_TMP) + "/resume-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".ckpt";
   paths::remove(ckpt);
 
   Trainer straight(c, world, *backend, at::Device(at::kCPU));
