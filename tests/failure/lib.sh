@@ -192,6 +192,16 @@ expect_no_partial() {
   left=$(find "$1" -name '*.partial-*' 2>/dev/null || true)
   [ -z "$left" ] || ft_fail "half-written files left behind: $left"
 }
+# flip_byte FILE: the byte in the middle of FILE, inverted in place.
+flip_byte() {
+  local offset value
+  offset=$(($(stat -c %s "$1") / 2))
+  value=$(od -An -tu1 -j "$offset" -N1 "$1" | tr -d ' ')
+  # shellcheck disable=SC2059
+  printf "\\$(printf '%03o' $((value ^ 255)))" | dd of="$1" bs=1 seek="$offset" count=1 conv=notrunc 2> /dev/null
+  [ "$(od -An -tu1 -j "$offset" -N1 "$1" | tr -d ' ')" -ne "$value" ] || ft_fail "the byte of $1 did not change"
+}
+
 pass() {
   local line
   line=$(grep -E -m1 'error:' "$OUT" || grep -E -m1 'warning|resuming|stopped|noticed' "$OUT" || true)

@@ -94,7 +94,7 @@ checkpoint_errors() {
   truncate -s 50000 "$checkpoint"
   run_case ckpt_truncated 60 "$FT" train --config "$config"
   expect_failure
-  expect_message "error: checkpoint $checkpoint cannot be read \(truncated or not a fusetrain checkpoint\)"
+  expect_message "error: no checkpoint of this run can be used, every one is damaged: $checkpoint \(no checksum: the file is truncated"
   expect_no_message "^epoch "
   pass
 }
