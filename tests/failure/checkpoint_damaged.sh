@@ -15,7 +15,7 @@ two_damaged() {
   # shellcheck disable=SC2086
   run_case stop 120 env FUSETRAIN_TEST_STOP_AT_STEP=6 $FUSETRAIN_MPIRUN -np 2 "$FT" train --config "$WORK/run.yaml"
   expect_status 75
-  [ -f "$ckpt" ] && [ -f "$ckpt.1" ] || ft_fail "two checkpoints expected: $(ls "$WORK/runs")"
+  if [ ! -f "$ckpt" ] || [ ! -f "$ckpt.1" ]; then ft_fail "two checkpoints expected: $(ls "$WORK/runs")"; fi
   truncate -s 4096 "$ckpt"
   flip_byte "$ckpt.1"
   sha256sum "$ckpt" "$ckpt.1" > "$WORK/damaged.sha256"
@@ -42,8 +42,11 @@ discarded() {
   expect_no_message "^resuming"
   expect_message "^epoch   1/2 "
   expect_message "^results: "
-  [ -f "$ckpt.damaged" ] && [ -f "$ckpt.1.damaged" ] || ft_fail "the damaged files were not moved aside: $(ls "$WORK/runs")"
-  [ ! -e "$ckpt" ] && [ ! -e "$ckpt.1" ] || ft_fail "checkpoints left: $(ls "$WORK/runs")"
+  if [ ! -f "$ckpt.damaged" ] || [ ! -f "$ckpt.1.damaged" ]; then
+    ft_fail "the damaged files were not moved aside: $(ls "$WORK/runs")"
+  fi
+  expect_absent "$ckpt"
+  expect_absent "$ckpt.1"
   pass
 }
 
