@@ -8,8 +8,8 @@ command -v gdb > /dev/null || { echo "SKIP: gdb is not installed (tools/setup.sh
 prep_data "$WORK/data" 600
 stall=8
 
-# hang_at_flags PID: stops PID at its next World::allreduce_max (the step's stop and loss flags) and keeps
-# it there for 90 s; prints the debugger's output.
+# hang_at_flags PID: stops PID at its next World::allreduce_max (the step's stop, loss and checkpoint
+# flags) and keeps it there for 90 s; prints the debugger's output.
 hang_at_flags() {
   timeout 100 gdb -batch -nx -p "$1" -iex "set auto-solib-add off" \
     -ex "break 'ft::World::allreduce_max(double*, int) const'" -ex "continue" -ex "shell sleep 90" -ex "kill" 2>&1
@@ -45,7 +45,7 @@ fault() {
   ELAPSED=$(seconds_since "$start")
   kill_tree "$debugger"
   expect_failure
-  expect_message "rank [02] \([^)]*\): error: all-reduce #[0-9]+ \(stop and loss flags, 16 B, mpi\) waited [0-9.]+ s: rank 1 \([^)]*\) not heard from"
+  expect_message "rank [02] \([^)]*\): error: all-reduce #[0-9]+ \(stop, loss and checkpoint flags, 24 B, mpi\) waited [0-9.]+ s: rank 1 \([^)]*\) not heard from"
   # Measured 8.0-9.1 s after the hang over the default, AVX2 and AVX512 ISAs and a busy core (tests/README.md,
   # "Thresholds"); bound the stall timeout + 20 s.
   expect_faster_than $((stall + 20))
