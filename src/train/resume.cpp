@@ -14,10 +14,16 @@ namespace ft {
 Resume::Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state)
     : path_(std::move(path)), fingerprint_(std::move(fingerprint)), world_(world), state_(std::move(state)) {}
 
+std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint) {
+  if (path.empty() || !paths::exists(path)) return std::nullopt;
+  return read_checkpoint_position(path, fingerprint);
+}
+
 TrainingPosition Resume::start() {
   if (path_.empty() || !paths::exists(path_)) return {};
   const TrainingPosition position = load_checkpoint(path_, fingerprint_, state_.network, state_.optimizer,
-                                                    state_.scaler, state_.device, state_.extra, world_.rank());
+                                                    state_.scaler, state_.device, state_.extra, world_.rank(),
+                                                    state_.seed);
   if (world_.rank() == 0) {
     std::printf("resuming from %s at epoch %d, step %lld\n", path_.c_str(), position.epoch,
                 static_cast<long long>(position.step));

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/optim/optimizer.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,12 @@ struct CheckpointedState {
   LossScaler& scaler;
   at::Device device;
   std::vector<at::Tensor> extra;  // e.g. lookahead's slow weights
+  std::uint64_t seed = 0;         // train.seed: fresh random streams for ranks the checkpoint has none for
 };
+
+// The position and history of the run's checkpoint at `path`, without restoring anything; nullopt when
+// there is none (or checkpoints are off). Every rank reads it, before the model is built.
+std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint);
 
 class Resume {
  public:
