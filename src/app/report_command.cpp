@@ -43,6 +43,7 @@ int report_command(int argc, char** argv) {
   po::options_description options("fusetrain report: table of results files\n\n"
                                   "usage: fusetrain report [--csv] [--sort KEY] [--group KEY] [--key CONFIG.KEY ...] FILE.h5...\n"
                                   "       fusetrain report --per-rank [--csv] FILE.h5...\n"
+                                  "       fusetrain report --segments [--csv] FILE.h5...\n"
                                   "       fusetrain report --model [--csv] FILE.h5...\n"
                                   "       fusetrain report --confusion [--csv] EVALUATION.h5...\n"
                                   "       fusetrain report --fields\n\n"
@@ -53,6 +54,7 @@ int report_command(int argc, char** argv) {
       ("key,k", po::value<std::vector<std::string>>()->composing(), "add a config key as a column (repeatable)")
       ("group", po::value<std::string>(), "one table per value of a column or config key (CSV: a leading column)")
       ("per-rank", "one row per rank: time split, peak memory, train and test loss and accuracy on its own slices")
+      ("segments", "one row per segment (start or resume) of each run: ranks, nodes, batch split, start, wall time")
       ("model", "each run's model summary: layers, output shapes, parameters")
       ("confusion", "the confusion matrix of evaluation files (written by fusetrain evaluate), with class names")
       ("fields", "every field of the results file as JSON (group, name, stored type, meaning) and exit")
@@ -85,6 +87,7 @@ int report_command(int argc, char** argv) {
     for (const auto& f : files) runs.push_back(read_results(f));
     const bool csv = vm.count("csv") > 0;
     if (vm.count("per-rank")) return std::cout << per_rank_table(runs, csv), 0;
+    if (vm.count("segments")) return std::cout << segment_table(runs, csv), 0;
     if (vm.count("model")) return std::cout << model_tables(runs, csv), 0;
     ReportOptions report;
     report.csv = csv;

@@ -47,10 +47,11 @@ namespace po = boost::program_options;
 namespace ft {
 namespace {
 
-// "<model>-<data folder>-<ranks>r": the start of default results and checkpoint names.
-std::string default_stem(const Config& config, int ranks) {
+// "<model>-<data folder>": the start of default checkpoint names (a run may resume on another number of
+// ranks) and, with "-<ranks>r", of default results names.
+std::string default_stem(const Config& config) {
   const std::string data_name = paths::filename(paths::normal(config.data.path));
-  return cat(config.model.name, "-", data_name, "-", ranks, "r");
+  return cat(config.model.name, "-", data_name);
 }
 
 std::string timestamp(const char* format) {
@@ -97,11 +98,11 @@ struct RunPaths {
 RunPaths run_paths(const Config& config, const World& world) {
   RunPaths p;
   p.name = config.output.name;
-  const std::string stem = default_stem(config, world.size());
-  if (p.name.empty()) p.name = world.broadcast(cat(stem, "-", timestamp("%Y%m%d-%H%M%S")));
+  const std::string stem = default_stem(config);
+  if (p.name.empty()) p.name = world.broadcast(cat(stem, "-", world.size(), "r-", timestamp("%Y%m%d-%H%M%S")));
   p.results = paths::join(config.output.dir, p.name + ".h5");
   const std::string checkpoint_name = config.output.name.empty()
-                                          ? cat(stem, "-", fingerprint_digest(run_fingerprint(config, world.size())))
+                                          ? cat(stem, "-", fingerprint_digest(run_fingerprint(config)))
                                           : p.name;
   p.checkpoint = paths::join(config.output.dir, checkpoint_name + ".ckpt");
   if (config.output.save_model) p.model = paths::join(config.output.dir, p.name + ".model");
@@ -188,6 +189,7 @@ void write_run(const Config& config, const RunPaths& paths_of_run, Network& netw
   record.utilization = samples;
   record.ranks = ranks;
   record.rank_epochs = outcome.rank_epochs;
+  record.segments = outcome.segments;
   record.layers = layers;
   for (const auto& rank : ranks)
     record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, rank.peak_memory_bytes);
@@ -241,6 +243,7 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, s
   trainer_options.checkpoint_path = paths_of_run.checkpoint;
   trainer_options.discard_damaged_checkpoints = flags.discard_damaged_checkpoints;
   trainer_options.timeline = &timeline;
+  trainer_options.started_at = started;
   Trainer trainer(config, world, *backend, device, trainer_options);
   GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
   const TrainOutcome outcome = trainer.run();

@@ -65,6 +65,22 @@ struct Choices<Shuffle> {
   static constexpr ChoiceName<Shuffle> names[] = {{Shuffle::local, "local"}, {Shuffle::global, "global"}};
 };
 
+// elastic.batch: what a run resumed at another number of ranks keeps constant.
+enum class ElasticBatch { global, local };
+template <>
+struct Choices<ElasticBatch> {
+  static constexpr ChoiceName<ElasticBatch> names[] = {{ElasticBatch::global, "global"},
+                                                       {ElasticBatch::local, "local"}};
+};
+
+// elastic.lr_scaling: the learning rate's factor when the global batch changes (elastic.batch: local).
+enum class LrScaling { linear, sqrt, none };
+template <>
+struct Choices<LrScaling> {
+  static constexpr ChoiceName<LrScaling> names[] = {{LrScaling::linear, "linear"}, {LrScaling::sqrt, "sqrt"},
+                                                    {LrScaling::none, "none"}};
+};
+
 enum class OptimizerName { sgd, adam, adamw, rmsprop };
 template <>
 struct Choices<OptimizerName> {

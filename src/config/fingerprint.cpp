@@ -44,7 +44,7 @@ std::map<std::string, std::string> flat(const std::string& yaml) {
 
 }  // namespace
 
-std::string run_fingerprint(const Config& config, int ranks) {
+std::string run_fingerprint(const Config& config) {
   const Config defaults;
   Config c = config;
   c.train.epochs = defaults.train.epochs;
@@ -58,10 +58,11 @@ std::string run_fingerprint(const Config& config, int ranks) {
   c.precision.channels_last = defaults.precision.channels_last;
   c.profile = defaults.profile;
   c.output.save_model = defaults.output.save_model;
+  c.elastic = defaults.elastic;
   const auto compression = c.distributed.compression;
   c.distributed = defaults.distributed;
   c.distributed.compression = compression;
-  return cat(dump_config(c), "ranks: ", ranks, "\n");
+  return dump_config(c);
 }
 
 std::vector<std::string> fingerprint_differences(const std::string& stored, const std::string& current) {

@@ -1,5 +1,5 @@
 // What a checkpoint must share with the run that resumes it: the config keys that change the numbers
-// (not where or how fast they are computed) and the number of ranks, as text, plus a readable diff.
+// (not where, on how many ranks or how fast they are computed), as text, plus a readable diff.
 #pragma once
 
 #include <string>
@@ -9,11 +9,12 @@
 
 namespace ft {
 
-// The resolved config as YAML with every resume-neutral key at its default, and `ranks: N`. Neutral:
-// train.epochs (a resumed run may train longer), the device, threads, evaluation and checkpoint
-// intervals, channels_last, profile.*, output.save_model, and every distributed.* key but compression:
-// moving a pre-empted run to another partition (GPU <-> CPU, another backend) continues the same computation.
-std::string run_fingerprint(const Config& config, int ranks);
+// The resolved config as YAML with every resume-neutral key at its default. Neutral: train.epochs (a
+// resumed run may train longer), the device, threads, evaluation and checkpoint intervals, channels_last,
+// profile.*, output.save_model, elastic.* and every distributed.* key but compression: moving a pre-empted
+// run to another partition (GPU <-> CPU, another backend, another number of ranks: elastic.batch says how
+// the batch follows) continues the same computation.
+std::string run_fingerprint(const Config& config);
 
 // The keys whose values differ, each as "key: A in the checkpoint, B now"; empty when equal.
 std::vector<std::string> fingerprint_differences(const std::string& stored, const std::string& current);

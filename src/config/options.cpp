@@ -321,6 +321,13 @@ std::vector<Option> option_table(Config& c) {
   b.number("profile.active", &c.profile.active, "operator profiler: steps recorded", at_least(1));
   b.text("profile.trace", &c.profile.trace, "Chrome-trace JSON of operators and memory (\"\" = off)");
 
+  b.choice("elastic.batch", &c.elastic.batch,
+           "on resuming at another number of ranks: global keeps the images per optimizer step (per-rank batch "
+           "and train.accumulation_steps re-split over the new ranks, per-rank batch at most data.batch_size); "
+           "local keeps data.batch_size per rank and scales optimizer.lr by elastic.lr_scaling");
+  b.choice("elastic.lr_scaling", &c.elastic.lr_scaling,
+           "with elastic.batch: local, the learning rate's factor for a global batch k times the first "
+           "segment's: linear (k), sqrt (sqrt k) or none (1)");
   b.text("output.dir", &c.output.dir, "folder for results files and checkpoints");
   b.text("output.name", &c.output.name, "results file stem (default: model-dataset-Nr-timestamp)");
   b.flag("output.save_model", &c.output.save_model,

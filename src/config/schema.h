@@ -124,6 +124,13 @@ struct ProfileConfig {
   std::string trace;  // Chrome-trace JSON output path ("" = off); ranks other than 0 add .rankN
 };
 
+// A run resumed at another number of ranks: keep the global batch (per-rank batch and accumulation
+// re-split over the new ranks), or keep the per-rank batch and scale the learning rate.
+struct ElasticConfig {
+  ElasticBatch batch = ElasticBatch::global;
+  LrScaling lr_scaling = LrScaling::linear;  // only with batch: local
+};
+
 struct OutputConfig {
   std::string dir = "runs";
   std::string name;  // results file stem; "" = <model>-<dataset>-<ranks>r-<timestamp>
@@ -140,6 +147,7 @@ struct Config {
   TrainConfig train;
   DistributedConfig distributed;
   ProfileConfig profile;
+  ElasticConfig elastic;
   OutputConfig output;
 };
 

@@ -1,7 +1,8 @@
-// Per-rank rows and the model summary for `fusetrain report --per-rank` and `--model` (the latter also
-// printed by `fusetrain train` at start).
+// Per-rank rows, segments and the model summary for `fusetrain report --per-rank`, `--segments` and
+// `--model` (the latter also printed by `fusetrain train` at start).
 #include "results/detail_tables.h"
 
+#include "config/number_text.h"
 #include "results/table_render.h"
 
 namespace ft {
@@ -23,6 +24,22 @@ std::string per_rank_table(const std::vector<RunRecord>& runs, bool csv) {
       row.push_back(fixed(100 * r.test_acc, 2));
       rows.push_back(row);
     }
+  }
+  std::string out;
+  render_table(out, header, rows, csv);
+  return out;
+}
+
+std::string segment_table(const std::vector<RunRecord>& runs, bool csv) {
+  const TableRow header = {"run", "segment", "ranks", "nodes", "backend", "device", "started_at", "start_epoch",
+                           "start_step", "batch_per_rank", "accumulation", "global_batch", "lr_factor", "wall_s"};
+  std::vector<TableRow> rows;
+  for (const auto& run : runs) {
+    for (const auto& s : run.segments)
+      rows.push_back({run.name, std::to_string(s.segment), std::to_string(s.world_size), std::to_string(s.node_count),
+                      s.backend, s.device, s.started_at, std::to_string(s.start_epoch), std::to_string(s.start_step),
+                      std::to_string(s.per_rank_batch), std::to_string(s.accumulation), std::to_string(s.global_batch),
+                      shortest_number(s.lr_factor), fixed(s.wall_time_s, 1)});
   }
   std::string out;
   render_table(out, header, rows, csv);

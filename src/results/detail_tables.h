@@ -1,5 +1,5 @@
 // Tables about the inside of runs: one row per rank (time split, memory, and the rank's own training
-// loss and accuracy on its slice) and a model summary (layers, output shapes, parameters, totals).
+// loss and accuracy on its slice), one per segment, and a model summary (layers, shapes, parameters).
 #pragma once
 
 #include <string>
@@ -11,6 +11,9 @@ namespace ft {
 
 // One row per rank of every run, markdown or CSV.
 std::string per_rank_table(const std::vector<RunRecord>& runs, bool csv);
+
+// One row per segment (start or resume) of every run: world, batch split, where it began, wall time.
+std::string segment_table(const std::vector<RunRecord>& runs, bool csv);
 
 // The layers and a closing total row, as markdown.
 std::string model_table(const std::vector<ModelLayer>& layers);

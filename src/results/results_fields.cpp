@@ -98,6 +98,26 @@ const FieldGroup<RankEpochRecord>& rank_epoch_fields() {
   return group;
 }
 
+const FieldGroup<SegmentRecord>& segment_fields() {
+  static const FieldGroup<SegmentRecord> group{"/segments", FieldLayout::columns, {
+      FT_FIELD(SegmentRecord, segment, "1-based; one row per start or resume of the run, in order"),
+      FT_FIELD(SegmentRecord, world_size, "ranks of the segment"),
+      FT_FIELD(SegmentRecord, node_count, "nodes of the segment"),
+      FT_FIELD(SegmentRecord, backend, "gradient all-reduce backend of the segment"),
+      FT_FIELD(SegmentRecord, device, "rank 0's device model"),
+      FT_FIELD(SegmentRecord, started_at, "UTC start time of the segment, ISO 8601"),
+      FT_FIELD(SegmentRecord, start_epoch, "epoch the segment started in, 1-based"),
+      FT_FIELD(SegmentRecord, start_step, "optimizer steps of that epoch done before the segment"),
+      FT_FIELD(SegmentRecord, start_sample, "images of that epoch's global sample order trained on before the segment"),
+      FT_FIELD(SegmentRecord, per_rank_batch, "images per rank per micro-batch (elastic.batch may re-split it)"),
+      FT_FIELD(SegmentRecord, accumulation, "micro-batches per optimizer step"),
+      FT_FIELD(SegmentRecord, global_batch, "images per optimizer step over all ranks"),
+      FT_FIELD(SegmentRecord, lr_factor, "factor on optimizer.lr (elastic.batch: local with elastic.lr_scaling)"),
+      FT_FIELD(SegmentRecord, wall_time_s, "seconds from the segment's start to its last checkpoint or the end"),
+  }};
+  return group;
+}
+
 const FieldGroup<UtilizationSample>& utilization_fields() {
   static const FieldGroup<UtilizationSample> group{"/utilization", FieldLayout::columns, {
       FT_FIELD(UtilizationSample, time_s, "seconds since the sampler started"),
@@ -248,6 +268,7 @@ std::string results_fields_json() {
   list(out, epoch_fields(), first);
   list(out, rank_fields(), first);
   list(out, rank_epoch_fields(), first);
+  list(out, segment_fields(), first);
   list(out, utilization_fields(), first);
   list(out, model_fields(), first);
   list(out, summary_fields(), first);

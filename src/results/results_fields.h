@@ -1,5 +1,5 @@
 // The results file's fields, declared once: every attribute and table column of /, /provenance,
-// /epochs, /ranks, /rank_epochs, /utilization, /model and /summary with its type and meaning; and those of the
+// /epochs, /ranks, /rank_epochs, /segments, /utilization, /model and /summary with its type and meaning; and those of the
 // /evaluation group that `fusetrain evaluate` writes to a file of its own.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace ft {
 
-constexpr std::int64_t kResultsFormatVersion = 3;
+constexpr std::int64_t kResultsFormatVersion = 4;
 constexpr std::int64_t kEvaluationFormatVersion = 1;
 
 const FieldGroup<RunRecord>& run_attribute_fields();   // "/" attributes (name, model, ...)
@@ -20,6 +20,7 @@ const FieldGroup<Provenance>& provenance_fields();     // "/provenance" attribut
 const FieldGroup<EpochRecord>& epoch_fields();         // "/epochs" columns
 const FieldGroup<RankRecord>& rank_fields();           // "/ranks" columns
 const FieldGroup<RankEpochRecord>& rank_epoch_fields();  // "/rank_epochs" columns
+const FieldGroup<SegmentRecord>& segment_fields();    // "/segments" columns
 const FieldGroup<UtilizationSample>& utilization_fields();  // "/utilization" columns
 const FieldGroup<ModelLayer>& model_fields();          // "/model" columns
 const FieldGroup<RunSummary>& summary_fields();        // "/summary" attributes

@@ -44,6 +44,7 @@ void write_results(const std::string& path, const RunRecord& r) {
     write_table(file, epoch_fields(), r.epochs);
     write_table(file, rank_fields(), r.ranks);
     write_table(file, rank_epoch_fields(), r.rank_epochs);
+    write_table(file, segment_fields(), r.segments);
     write_table(file, utilization_fields(), r.utilization);
     write_table(file, model_fields(), r.layers);
     {
@@ -73,6 +74,7 @@ RunRecord read_results(const std::string& path) {
     r.epochs = read_table(file, epoch_fields());
     r.ranks = read_table(file, rank_fields());
     r.rank_epochs = read_table(file, rank_epoch_fields());
+    r.segments = read_table(file, segment_fields());
     r.utilization = read_table(file, utilization_fields());
     r.layers = read_table(file, model_fields());
     FT_REQUIRE(h5::exists(file, "summary"), "missing group /summary");

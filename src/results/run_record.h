@@ -39,6 +39,21 @@ struct RankEpochRecord {
   double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;  // accuracies in [0,1]
 };
 
+// One stretch of a run between a start or resume and its stop or end: where it ran, where in the run it
+// began, and the batch it trained with (a run resumed on another number of ranks has several).
+struct SegmentRecord {
+  int segment = 1;                    // 1-based, in run order
+  int world_size = 1, node_count = 1;
+  std::string backend, device, started_at;  // started_at: UTC, ISO 8601
+  int start_epoch = 1;                // 1-based
+  std::int64_t start_step = 0;        // optimizer steps of start_epoch already done before this segment
+  std::int64_t start_sample = 0;      // images of that epoch's global order already trained on
+  int per_rank_batch = 0, accumulation = 1;
+  std::int64_t global_batch = 0;      // images per optimizer step over all ranks
+  double lr_factor = 1;               // elastic.batch: local scales optimizer.lr by this
+  double wall_time_s = 0;             // seconds from this segment's start to its last checkpoint or end
+};
+
 struct Provenance {
   std::string program_version, git_commit, torch_version, cuda_version, mpi_version;
   std::string command_line, started_at, backend;
@@ -82,6 +97,7 @@ struct RunRecord {
   std::vector<EpochRecord> epochs;
   std::vector<RankRecord> ranks;
   std::vector<RankEpochRecord> rank_epochs;  // every rank's own figures per evaluated epoch, epoch by epoch
+  std::vector<SegmentRecord> segments;       // one per start or resume, in order
   std::vector<UtilizationSample> utilization;
   std::vector<ModelLayer> layers;  // the model summary (/model)
   RunSummary summary;

@@ -12,6 +12,8 @@
 
 #include "config/fingerprint.h"
 #include "io/checksummed_file.h"
+#include "results/field_text.h"
+#include "results/results_fields.h"
 #include "runtime/error.h"
 #include "train/model_file.h"
 #include "train/precision.h"
@@ -20,52 +22,9 @@
 namespace ft {
 namespace {
 
-constexpr int kHistoryColumns = 9;
-// Version of the checkpoint layout: 2 stores the model as flat "model.<name>" tensors.
-constexpr std::int64_t kFormat = 2;
-
-at::Tensor history_tensor(const std::vector<EpochRecord>& history) {
-  auto t = at::zeros({static_cast<std::int64_t>(history.size()), kHistoryColumns}, at::kDouble);
-  auto a = t.accessor<double, 2>();
-  for (std::size_t i = 0; i < history.size(); ++i) {
-    const auto& e = history[i];
-    const double row[kHistoryColumns] = {double(e.epoch), e.train_loss, e.train_acc, e.test_loss, e.test_acc,
-                                         e.lr, e.epoch_time_s, e.images_per_s, e.evaluated ? 1.0 : 0.0};
-    for (int k = 0; k < kHistoryColumns; ++k) a[static_cast<std::int64_t>(i)][k] = row[k];
-  }
-  return t;
-}
-
-std::vector<EpochRecord> history_records(const at::Tensor& t) {
-  std::vector<EpochRecord> out;
-  auto a = t.accessor<double, 2>();
-  for (std::int64_t i = 0; i < t.size(0); ++i)
-    out.push_back({static_cast<int>(a[i][0]), a[i][1], a[i][2], a[i][3], a[i][4], a[i][5], a[i][6], a[i][7],
-                   a[i][8] != 0});
-  return out;
-}
-
-constexpr int kRankHistoryColumns = 6;
-
-at::Tensor rank_history_tensor(const std::vector<RankEpochRecord>& rows) {
-  auto t = at::zeros({static_cast<std::int64_t>(rows.size()), kRankHistoryColumns}, at::kDouble);
-  auto a = t.accessor<double, 2>();
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    const double row[kRankHistoryColumns] = {double(r.rank), double(r.epoch), r.train_loss, r.train_acc,
-                                             r.test_loss, r.test_acc};
-    for (int k = 0; k < kRankHistoryColumns; ++k) a[static_cast<std::int64_t>(i)][k] = row[k];
-  }
-  return t;
-}
-
-std::vector<RankEpochRecord> rank_history_records(const at::Tensor& t) {
-  std::vector<RankEpochRecord> out;
-  auto a = t.accessor<double, 2>();
-  for (std::int64_t i = 0; i < t.size(0); ++i)
-    out.push_back({static_cast<int>(a[i][0]), static_cast<int>(a[i][1]), a[i][2], a[i][3], a[i][4], a[i][5]});
-  return out;
-}
+// Version of the checkpoint layout: 3 stores the position as a place in the epoch's global sample order
+// and the history, per-rank figures and segments as the results file's field tables (tab-separated text).
+constexpr std::int64_t kFormat = 3;
 
 at::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::string& key) {
   at::Tensor t;
@@ -118,13 +77,20 @@ void require_same_run(torch::serialize::InputArchive& archive, const std::string
   std::string list;
   for (const auto& d : differences) list += cat(list.empty() ? "" : "; ", d);
   throw Error(cat("checkpoint ", path, " was written by a run with a different config: ", list,
-                  ". Only train.epochs and where the run computes (train.device, train.threads, distributed.* "
-                  "but compression, precision.channels_last, profile.*, train.eval_every, train.checkpoint_every, "
-                  "train.checkpoint_every_s, train.keep_checkpoints) may "
-                  "change on resume: remove the checkpoint or choose another output.name"));
+                  ". Only train.epochs, the number of ranks (elastic.* says how the batch follows) and where the run "
+                  "computes (train.device, train.threads, distributed.* but compression, precision.channels_last, "
+                  "profile.*, train.eval_every, train.checkpoint_every, train.checkpoint_every_s, "
+                  "train.keep_checkpoints) may change on resume: remove the checkpoint or choose another output.name"));
 }
 
-TrainingPosition read_position(torch::serialize::InputArchive& archive) {
+std::string read_text(torch::serialize::InputArchive& archive, const std::string& key) {
+  c10::IValue value;
+  archive.read(key, value);
+  FT_CHECK(value.isString(), "checkpoint entry ", key, " is not text");
+  return value.toStringRef();
+}
+
+TrainingPosition read_position(torch::serialize::InputArchive& archive, const std::string& path) {
   TrainingPosition p;
   const auto position = read_tensor(archive, "position").to(at::kCPU);
   auto a = position.accessor<std::int64_t, 1>();
@@ -133,19 +99,38 @@ TrainingPosition read_position(torch::serialize::InputArchive& archive) {
   p.global_step = a[2];
   p.correct = a[3];
   p.skipped_steps = a[4];
+  p.sample = a[5];
+  p.reference_batch = a[6];
   p.loss_sum = read_tensor(archive, "loss_sum").to(at::kCPU).item<double>();
-  p.history = history_records(read_tensor(archive, "history").to(at::kCPU));
-  at::Tensor rank_history;  // absent from checkpoints of versions that kept no per-rank figures
-  if (archive.try_read("rank_history", rank_history)) p.rank_history = rank_history_records(rank_history.to(at::kCPU));
+  const std::string what = cat("checkpoint ", path);
+  p.history = rows_from_text(epoch_fields(), read_text(archive, "history"), what);
+  p.rank_history = rows_from_text(rank_epoch_fields(), read_text(archive, "rank_history"), what);
+  p.segments = rows_from_text(segment_fields(), read_text(archive, "segments"), what);
   return p;
 }
 
-// This rank's generators; a checkpoint from before per-rank streams holds rank 0's only ("rng_cpu").
-void read_generators(torch::serialize::InputArchive& archive, const at::Device& device, int rank) {
+// This rank's generators, or for a rank the saving run did not have a stream of its own, distinct from
+// every earlier segment's (the segment number is mixed into the seed).
+void read_generators(torch::serialize::InputArchive& archive, const at::Device& device, int rank,
+                     std::uint64_t seed, std::size_t segments) {
   GeneratorState state;
-  if (!archive.try_read(cat("rng_cpu_rank", rank), state.cpu)) state.cpu = read_tensor(archive, "rng_cpu");
-  if (!archive.try_read(cat("rng_cuda_rank", rank), state.cuda)) archive.try_read("rng_cuda", state.cuda);
+  if (!archive.try_read(cat("rng_cpu_rank", rank), state.cpu)) {
+    seed_rank_streams(seed ^ (0x9e3779b97f4a7c15ull * (segments + 1)), rank);
+    return;
+  }
+  archive.try_read(cat("rng_cuda_rank", rank), state.cuda);
   restore_generators(state, device);
+}
+
+torch::serialize::InputArchive open_archive(const std::string& path) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path, at::Device(at::kCPU));
+  } catch (const c10::Error& e) {
+    throw Error(cat("checkpoint ", path, " cannot be read (truncated or not a fusetrain checkpoint): ",
+                    e.what_without_backtrace()));
+  }
+  return archive;
 }
 
 }  // namespace
@@ -162,10 +147,11 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   archive.write("format", c10::IValue(kFormat));
   archive.write("fingerprint", c10::IValue(fingerprint));
   archive.write("position", at::tensor({static_cast<std::int64_t>(p.epoch), p.step, p.global_step, p.correct,
-                                        p.skipped_steps}, at::kLong));
+                                        p.skipped_steps, p.sample, p.reference_batch}, at::kLong));
   archive.write("loss_sum", at::tensor({p.loss_sum}, at::kDouble));
-  archive.write("history", history_tensor(p.history));
-  archive.write("rank_history", rank_history_tensor(p.rank_history));
+  archive.write("history", c10::IValue(rows_to_text(epoch_fields(), p.history)));
+  archive.write("rank_history", c10::IValue(rows_to_text(rank_epoch_fields(), p.rank_history)));
+  archive.write("segments", c10::IValue(rows_to_text(segment_fields(), p.segments)));
   archive.write("scaler_scale", scaler.scale_state().to(at::kCPU));
   archive.write("scaler_growth", scaler.growth_state().to(at::kCPU));
   const std::vector<GeneratorState> generators =
@@ -183,14 +169,8 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
 // way round), then copied or moved to where this run keeps it.
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                                  torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
-                                 const std::vector<at::Tensor>& extra, int rank) {
-  torch::serialize::InputArchive archive;
-  try {
-    archive.load_from(path, at::Device(at::kCPU));
-  } catch (const c10::Error& e) {
-    throw Error(cat("checkpoint ", path, " cannot be read (truncated or not a fusetrain checkpoint): ",
-                    e.what_without_backtrace()));
-  }
+                                 const std::vector<at::Tensor>& extra, int rank, std::uint64_t seed) {
+  torch::serialize::InputArchive archive = open_archive(path);
   require_same_run(archive, path, fingerprint);
   read_model_tensors(archive, network, cat("checkpoint ", path));
   torch::serialize::InputArchive optimizer_archive;
@@ -198,7 +178,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
   optimizer.load(optimizer_archive);
   move_optimizer_state(optimizer);
 
-  TrainingPosition p = read_position(archive);
+  TrainingPosition p = read_position(archive, path);
   scaler.restore(read_tensor(archive, "scaler_scale"), read_tensor(archive, "scaler_growth"));
   const auto extra_count = read_tensor(archive, "extra_count").item<std::int64_t>();
   FT_REQUIRE(extra_count == static_cast<std::int64_t>(extra.size()), "checkpoint ", path, " holds ", extra_count,
@@ -207,8 +187,14 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     at::NoGradGuard no_grad;
     for (std::size_t i = 0; i < extra.size(); ++i) extra[i].copy_(read_tensor(archive, cat("extra_", i)));
   }
-  read_generators(archive, device, rank);
+  read_generators(archive, device, rank, seed, p.segments.size());
   return p;
+}
+
+TrainingPosition read_checkpoint_position(const std::string& path, const std::string& fingerprint) {
+  torch::serialize::InputArchive archive = open_archive(path);
+  require_same_run(archive, path, fingerprint);
+  return read_position(archive, path);
 }
 
 }  // namespace ft

@@ -10,8 +10,14 @@
 namespace ft {
 namespace {
 
+// Logits for the loss: fp32 from half-precision forwards, fp64 kept in fp64 runs (whose figures must not
+// depend on how the test split is sliced over ranks, which fp32 sums would).
+at::Tensor loss_logits(const at::Tensor& logits) {
+  return logits.scalar_type() == at::kDouble ? logits : logits.to(at::kFloat);
+}
+
 at::Tensor flip_mean(Network& net, const at::Tensor& x) {
-  return 0.5 * (net.forward(x).to(at::kFloat) + net.forward(x.flip({3})).to(at::kFloat));
+  return 0.5 * (loss_logits(net.forward(x)) + loss_logits(net.forward(x.flip({3}))));
 }
 
 }  // namespace
@@ -29,7 +35,7 @@ EvalOptions eval_options(const Config& c) {
 }
 
 at::Tensor tta_logits(Network& net, const at::Tensor& x, Tta tta) {
-  if (tta == Tta::none) return net.forward(x).to(at::kFloat);
+  if (tta == Tta::none) return loss_logits(net.forward(x));
   if (tta == Tta::flip) return flip_mean(net, x);
   FT_CHECK(tta == Tta::flip_translate, "unknown test-time augmentation '", tta, "'");
   const std::int64_t h = x.size(2), w = x.size(3);

@@ -45,48 +45,59 @@ void give_up_on(const Damaged& damaged, bool discard) {
   move_aside(damaged);
 }
 
-}  // namespace
-
-Resume::Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state,
-               CheckpointPolicy policy)
-    : path_(std::move(path)), fingerprint_(std::move(fingerprint)), world_(world), state_(std::move(state)),
-      policy_(policy) {}
-
-// Rank 0: the newest file that verifies ("" for none); the damaged newer ones are reported and left in
-// `damaged` for start() to move aside once the chosen one has loaded.
-std::string Resume::choose(Damaged& damaged) {
-  CheckpointChoice choice = choose_checkpoint(newest_first(path_, find_checkpoints(path_)), file_checksum_problem);
-  if (choice.chosen.empty() && !choice.damaged.empty()) give_up_on(choice.damaged, policy_.discard_damaged);
-  if (choice.chosen.empty()) return "";
+// Rank 0: the newest file that verifies, or none; the damaged newer ones are reported and kept in the
+// source for Resume::start() to move aside once the chosen one has loaded.
+ResumeSource choose_on_rank0(const std::string& base, const CheckpointPolicy& policy) {
+  CheckpointChoice choice = choose_checkpoint(newest_first(base, find_checkpoints(base)), file_checksum_problem);
+  if (choice.chosen.empty()) {
+    if (!choice.damaged.empty()) give_up_on(choice.damaged, policy.discard_damaged);
+    return {};
+  }
   for (const auto& [path, problem] : choice.damaged)
     warn(cat("checkpoint ", path, " is damaged (", problem, "): resuming from the previous one ", choice.chosen,
              " (the damaged file is kept as ", damaged_name(path), ")"));
-  damaged = std::move(choice.damaged);
-  return choice.chosen;
+  return {choice.chosen, std::move(choice.damaged)};
 }
 
-TrainingPosition Resume::start() {
-  since_save_.reset();
-  if (path_.empty()) return {};
-  std::string chosen, error;
-  Damaged damaged;
-  if (world_.rank() == 0) {
+}  // namespace
+
+ResumeSource choose_resume_source(const std::string& base, const World& world, const CheckpointPolicy& policy) {
+  if (base.empty()) return {};
+  ResumeSource source;
+  std::string error;
+  if (world.rank() == 0) {
     try {
-      chosen = choose(damaged);
+      source = choose_on_rank0(base, policy);
     } catch (const std::exception& e) {
       error = e.what();
     }
   }
   // Every rank takes rank 0's decision: the same error, or the same file.
-  error = world_.broadcast(error);
+  error = world.broadcast(error);
   FT_REQUIRE(error.empty(), error);
-  chosen = world_.broadcast(chosen);
-  if (chosen.empty()) return {};
-  const TrainingPosition position = load_checkpoint(chosen, fingerprint_, state_.network, state_.optimizer,
-                                                    state_.scaler, state_.device, state_.extra, world_.rank());
+  source.path = world.broadcast(source.path);
+  return source;
+}
+
+std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint) {
+  if (path.empty() || !paths::exists(path)) return std::nullopt;
+  return read_checkpoint_position(path, fingerprint);
+}
+
+Resume::Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state,
+               CheckpointPolicy policy, ResumeSource source)
+    : path_(std::move(path)), fingerprint_(std::move(fingerprint)), world_(world), state_(std::move(state)),
+      policy_(policy), source_(std::move(source)) {}
+
+TrainingPosition Resume::start() {
+  since_save_.reset();
+  if (path_.empty() || source_.path.empty()) return {};
+  const TrainingPosition position = load_checkpoint(source_.path, fingerprint_, state_.network, state_.optimizer,
+                                                    state_.scaler, state_.device, state_.extra, world_.rank(),
+                                                    state_.seed);
   if (world_.rank() == 0) {
-    move_aside(damaged);  // out of the rotation, which would otherwise keep them in place of good files
-    std::printf("resuming from %s at epoch %d, step %lld\n", chosen.c_str(), position.epoch,
+    move_aside(source_.damaged);  // out of the rotation, which would otherwise keep them in place of good files
+    std::printf("resuming from %s at epoch %d, step %lld\n", source_.path.c_str(), position.epoch,
                 static_cast<long long>(position.step));
     std::fflush(stdout);
   }

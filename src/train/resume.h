@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/optim/optimizer.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@ struct CheckpointedState {
   LossScaler& scaler;
   at::Device device;
   std::vector<at::Tensor> extra;  // e.g. lookahead's slow weights
+  std::uint64_t seed = 0;         // train.seed: fresh random streams for ranks the checkpoint has none for
 };
 
 // How the run's checkpoint files are kept and what a resume does with damaged ones.
@@ -33,15 +35,30 @@ struct CheckpointPolicy {
   bool discard_damaged = false;  // when every checkpoint is damaged: move them aside and start afresh
 };
 
+// The checkpoint file a run resumes from.
+struct ResumeSource {
+  std::string path;  // "" = start afresh
+  std::vector<std::pair<std::string, std::string>> damaged;  // rank 0: the newer files that did not verify, and why
+};
+
+// Collective: rank 0 takes the newest of the checkpoint files of `base` (the newest's name; "" = checkpoints
+// off) that verifies, warning of each damaged newer one, and every rank receives its choice. When files
+// exist but none verifies, every rank throws an error naming each file and what is wrong, leaving them in
+// place, unless the policy discards them: then rank 0 warns and moves them aside, and the run starts afresh.
+ResumeSource choose_resume_source(const std::string& base, const World& world, const CheckpointPolicy& policy);
+
+// The position and history of the checkpoint at `path`, without restoring anything; nullopt when there is
+// none (or checkpoints are off). Every rank reads it, before the model is built.
+std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint);
+
 class Resume {
  public:
   // `path` "" disables checkpoints, else it names the newest; `fingerprint` identifies the run
-  // (config/fingerprint.h).
+  // (config/fingerprint.h); `source` is the file start() resumes from (choose_resume_source).
   Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state,
-         CheckpointPolicy policy = {});
-  // Every rank: the position to continue from, restoring the state from the newest checkpoint that verifies
-  // (rank 0 chooses it; each damaged newer one is reported and moved aside). Throws, leaving every file in
-  // place, when checkpoints exist but none verifies, unless the policy discards them.
+         CheckpointPolicy policy, ResumeSource source);
+  // Every rank: the position to continue from, restoring the state from the source when there is one; rank 0
+  // then moves the damaged newer files aside, out of the rotation.
   TrainingPosition start();
   // Collective: every rank's random streams are gathered, then rank 0 writes the checkpoint (atomically,
   // read back and verified) and rotates it in as the newest.
@@ -55,9 +72,8 @@ class Resume {
   const World& world_;
   CheckpointedState state_;
   CheckpointPolicy policy_;
+  ResumeSource source_;
   Stopwatch since_save_;
-
-  std::string choose(std::vector<std::pair<std::string, std::string>>& damaged);
 };
 
 }  // namespace ft

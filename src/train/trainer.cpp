@@ -108,6 +108,7 @@ struct Trainer::State {
   std::unique_ptr<LearningRateSchedule> schedule;
   std::unique_ptr<Lookahead> lookahead;
   std::unique_ptr<Resume> resume;
+  ResumeSource resume_from;  // the checkpoint file this run starts from, until `resume` takes it
   std::unique_ptr<OpProfiler> profiler;  // per-operator trace of a window of steps (profile.*)
   AugmentParams train_params, test_params;
   EvalOptions eval_options;
@@ -116,13 +117,16 @@ struct Trainer::State {
   double lr = 0;  // of the last step
 };
 
-// One epoch's train loss sum, correct count and first non-finite step, kept on the device.
+// One epoch's train loss sum, correct count and first non-finite step, kept on the device; and on rank 0 of
+// a resumed epoch, the sums over all ranks before the stop, which count towards the global figures only.
 struct Trainer::EpochSums {
   at::Tensor loss_sum, correct, first_bad;
+  double carried_loss = 0;
+  std::int64_t carried_correct = 0;
 };
 
 Trainer::Trainer(const Config& config, const World& world, Backend& backend, at::Device device, TrainerOptions options)
-    : config_(config), world_(world), backend_(backend), device_(device), options_(std::move(options)),
+    : configured_(config), config_(config), world_(world), backend_(backend), device_(device), options_(std::move(options)),
       timeline_(options_.timeline) {}
 
 Trainer::~Trainer() = default;
@@ -136,15 +140,22 @@ TrainOutcome Trainer::run() {
     ~Release() { state.reset(); }
   } released{state_};
   out_ = TrainOutcome{};
+  plan_segment();
   load_slices();
   build_replica();
   make_engine();
   plan_steps();
-  const TrainingPosition start = state_->resume->start();
+  TrainingPosition start = state_->resume->start();
   out_.epochs = start.history;
   out_.rank_epochs = start.rank_history;
+  out_.segments = start.segments;
+  out_.segments.push_back(plan_.segment);
   out_.summary.skipped_steps = start.skipped_steps;
   global_step_ = start.global_step;
+  if (start.step != plan_.segment.start_step) {  // another global batch: the schedule follows the epoch's steps
+    start.step = plan_.segment.start_step;
+    global_step_ = (start.epoch - 1) * state_->steps_per_epoch + start.step;
+  }
 
   world_.barrier();
   Stopwatch training;
@@ -156,8 +167,7 @@ TrainOutcome Trainer::run() {
     print_epoch(record);
     if (config_.train.checkpoint_every > 0 && epoch % config_.train.checkpoint_every == 0 &&
         epoch < config_.train.epochs)
-      state_->resume->save(
-          {epoch + 1, 0, global_step_, 0.0, 0, out_.summary.skipped_steps, out_.epochs, out_.rank_epochs});
+      state_->resume->save(position_at(epoch + 1, 0, 0.0, 0));
     if (should_stop_early(out_.epochs, config_.regularization.early_stopping_patience)) {
       out_.summary.stopped_early = true;
       if (world_.rank() == 0)
@@ -168,7 +178,47 @@ TrainOutcome Trainer::run() {
   }
   synchronize(device_);
   summarise(wall, training, start.history.size());
+  out_.segments.back().wall_time_s = segment_clock_.seconds();
   return std::move(out_);
+}
+
+// This segment's batch: as configured on a fresh start; on a resume, the elastic rule applied to the first
+// segment's global batch, explained by rank 0 when the number of ranks changed.
+void Trainer::plan_segment() {
+  SegmentRecord here;
+  here.world_size = world_.size();
+  here.node_count = world_.node_count();
+  here.backend = backend_.name();
+  here.device = device_name(device_);
+  here.started_at = options_.started_at;
+  const CheckpointPolicy policy{configured_.train.keep_checkpoints, options_.discard_damaged_checkpoints};
+  state_->resume_from = choose_resume_source(options_.checkpoint_path, world_, policy);
+  const auto saved = saved_position(state_->resume_from.path, run_fingerprint(configured_));
+  plan_ = ft::plan_segment(configured_, here, saved ? &*saved : nullptr);
+  config_ = segment_config(configured_, plan_);
+  segment_clock_ = Stopwatch();
+  if (world_.rank() != 0) return;
+  for (const auto& line : plan_.notes) std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+// The state a checkpoint at (epoch, step) records: the place in the epoch's global order, the history and
+// every segment so far with this one's time up to now.
+TrainingPosition Trainer::position_at(int epoch, std::int64_t step, double loss_sum, std::int64_t correct) {
+  out_.segments.back().wall_time_s = segment_clock_.seconds();
+  TrainingPosition p;
+  p.epoch = epoch;
+  p.step = step;
+  p.sample = step * plan_.layout.global_batch;
+  p.reference_batch = plan_.reference_batch;
+  p.global_step = global_step_;
+  p.loss_sum = loss_sum;
+  p.correct = correct;
+  p.skipped_steps = out_.summary.skipped_steps;
+  p.history = out_.epochs;
+  p.rank_history = out_.rank_epochs;
+  p.segments = out_.segments;
+  return p;
 }
 
 // Each rank loads only its slice of the splits onto the device (global shuffle: the whole train split).
@@ -295,9 +345,11 @@ void Trainer::plan_steps() {
     s.lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, s.steps_per_epoch * c.train.epochs);
     extra = s.lookahead->slow();
   }
-  s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(c, world_.size()), world_,
-                                      CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra},
-                                      CheckpointPolicy{c.train.keep_checkpoints, options_.discard_damaged_checkpoints});
+  s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(configured_), world_,
+                                      CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra,
+                                                        c.train.seed},
+                                      CheckpointPolicy{c.train.keep_checkpoints, options_.discard_damaged_checkpoints},
+                                      std::move(s.resume_from));
   s.profiler = std::make_unique<OpProfiler>(c.profile, world_.rank(), device_.is_cuda());
   out_.rank.hostname = world_.hostname();
   out_.rank.device = device_name(device_);
@@ -317,14 +369,13 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   s.train_params.epoch = epoch;
   s.lr = 0;
   const bool resumed = epoch == start.epoch;
-  // A checkpoint holds the interrupted epoch's sums over all ranks: rank 0 carries them on (its own-slice
-  // figures of that epoch then include the other ranks' part before the stop).
+  // A checkpoint holds the interrupted epoch's sums over all ranks: rank 0 carries them into the global ones.
   const bool carries = resumed && world_.rank() == 0;
   const auto opts = at::TensorOptions().device(device_);
-  EpochSums sums{at::full({1}, carries ? start.loss_sum : 0.0, opts.dtype(at::kDouble)),
-                 at::full({1}, carries ? start.correct : 0, opts.dtype(at::kLong)),
-                 at::full({1}, -1, opts.dtype(at::kLong))};
-  for (std::int64_t step = resumed ? start.step : 0; step < s.steps_per_epoch; ++step, ++global_step_) {
+  EpochSums sums{at::zeros({1}, opts.dtype(at::kDouble)), at::zeros({1}, opts.dtype(at::kLong)),
+                 at::full({1}, -1, opts.dtype(at::kLong)), carries ? start.loss_sum : 0.0, carries ? start.correct : 0};
+  const std::int64_t first = resumed ? start.step : 0;
+  for (std::int64_t step = first; step < s.steps_per_epoch; ++step, ++global_step_) {
     train_step(epoch, step, indices, sums);
     agree_on_flags(epoch, step, sums);
   }
@@ -332,12 +383,15 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   synchronize(device_);
   record.epoch_time_s = clock.seconds();
 
-  const std::int64_t images = s.steps_per_epoch * config_.train.accumulation_steps * config_.data.batch_size;
+  const std::int64_t per_step = std::int64_t{config_.train.accumulation_steps} * config_.data.batch_size;
+  const double own_images = static_cast<double>(std::max<std::int64_t>(1, (s.steps_per_epoch - first) * per_step));
   double sums_host[3] = {sums.loss_sum.item<double>(), static_cast<double>(sums.correct.item<std::int64_t>()),
-                         static_cast<double>(images)};
+                         static_cast<double>(s.steps_per_epoch * per_step)};  // over all ranks: the whole epoch
   double bad = static_cast<double>(sums.first_bad.item<std::int64_t>());
-  out_.rank.train_loss = sums_host[0] / sums_host[2];  // this rank's own slice, before the sums become global
-  out_.rank.train_acc = sums_host[1] / sums_host[2];
+  out_.rank.train_loss = sums_host[0] / own_images;  // this rank's own batches, before the sums become global
+  out_.rank.train_acc = sums_host[1] / own_images;
+  sums_host[0] += sums.carried_loss;
+  sums_host[1] += static_cast<double>(sums.carried_correct);
   {
     const CollectiveLabel label("epoch metrics");
     world_.allreduce_sum(sums_host, 3);
@@ -467,13 +521,15 @@ TrainingPosition Trainer::mid_epoch_position(int epoch, std::int64_t step, Epoch
     require_finite_loss(world_.allreduce_max(static_cast<double>(sums.first_bad.item<std::int64_t>())), epoch);
   }
   synchronize(device_);
-  double partial[2] = {sums.loss_sum.item<double>(), static_cast<double>(sums.correct.item<std::int64_t>())};
+  double partial[2] = {sums.loss_sum.item<double>() + sums.carried_loss,
+                       static_cast<double>(sums.correct.item<std::int64_t>() + sums.carried_correct)};
   {
     const CollectiveLabel label("partial epoch metrics");
     world_.allreduce_sum(partial, 2);
   }
-  return {epoch, step + 1, global_step_ + 1, partial[0], static_cast<std::int64_t>(partial[1]),
-          out_.summary.skipped_steps, out_.epochs, out_.rank_epochs};
+  TrainingPosition position = position_at(epoch, step + 1, partial[0], static_cast<std::int64_t>(partial[1]));
+  position.global_step = global_step_ + 1;  // the step just taken (the loop counts it after this call)
+  return position;
 }
 
 void Trainer::require_finite_loss(double first_bad_step, int epoch) const {

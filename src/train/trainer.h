@@ -13,6 +13,7 @@
 #include "monitor/timer.h"
 #include "results/run_record.h"
 #include "train/checkpoint.h"
+#include "train/segment_plan.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -25,6 +26,7 @@ struct EvalResult;
 struct TrainOutcome {
   std::vector<EpochRecord> epochs;  // global metrics, identical on every rank
   std::vector<RankEpochRecord> rank_epochs;  // every rank's own metrics per evaluated epoch, on every rank
+  std::vector<SegmentRecord> segments;       // the run's segments, this process's last
   RunSummary summary;               // peak memory of this rank only; the caller reduces it
   RankRecord rank;                  // this rank's statistics
   ShardMeta data;                   // the training split's description
@@ -41,6 +43,7 @@ struct TrainerOptions {
                                 // caller removes the run's checkpoints once the results are safely written)
   bool discard_damaged_checkpoints = false;  // every checkpoint damaged: start afresh instead of an error
   Timeline* timeline = nullptr;
+  std::string started_at;       // UTC start of this process's segment, ISO 8601
 };
 
 class Trainer {
@@ -56,6 +59,7 @@ class Trainer {
   struct State;       // what run() builds before the first step (trainer.cpp)
   struct EpochSums;   // the running train metrics of one epoch, on the device
 
+  void plan_segment();
   void load_slices();
   void build_replica();
   void make_engine();
@@ -71,8 +75,10 @@ class Trainer {
   void print_epoch(const EpochRecord& record) const;
   void print_rank_lines(int epoch) const;
   void summarise(const Stopwatch& wall, const Stopwatch& training, std::size_t resumed_epochs);
+  TrainingPosition position_at(int epoch, std::int64_t step, double loss_sum, std::int64_t correct);
 
-  const Config& config_;
+  const Config& configured_;  // as the user gave it: the run's fingerprint
+  Config config_;             // what this segment trains with (segment_config: the elastic batch rule)
   const World& world_;
   Backend& backend_;
   at::Device device_;
@@ -81,6 +87,8 @@ class Trainer {
   std::shared_ptr<Network> network_;
   std::unique_ptr<State> state_;
   TrainOutcome out_;
+  SegmentPlan plan_;
+  Stopwatch segment_clock_;
   std::int64_t global_step_ = 0;
 };
 

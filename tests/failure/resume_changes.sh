@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What may change between a stop and its resume: where the run computes may (backend, threads: the job
-# moved to another partition), what it computes may not (a learning rate, the number of ranks); those
-# refusals name every differing key with both values, and leave the checkpoint in place.
+# moved to another partition), what it computes may not (a learning rate, a batch size); those
+# refusals name every differing key with both values (or, for a number of ranks the batch cannot be split
+# over, the elastic rule), and leave the checkpoint in place.
 set -euo pipefail
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -50,10 +51,14 @@ other_learning_rate() {
   pass
 }
 
+# 2 ranks x 16 = 32 images per step do not split over 3 ranks: refused (the global batch is kept by
+# default), naming the option that would allow it, and the checkpoint stays for a resume that can.
 other_rank_count() {
   run_case resume_three_ranks 120 $FUSETRAIN_MPIRUN -np 3 "$FT" train --config "$WORK/run.yaml"
   expect_failure
-  expect_message "different config: ranks: 2 in the checkpoint, 3 now"
+  expect_message "elastic.batch global: the run's global batch of 32 images per step cannot be split over 3 ranks"
+  expect_message "set elastic.batch: local"
+  [ -f "$checkpoint" ] || ft_fail "the refused checkpoint was removed"
   pass
 }
 

@@ -27,7 +27,8 @@ def write_results(listing: dict, path: pathlib.Path, name: str, ranks: int, batc
     """A results file with every field of the writer's own listing (so it has the writer's layout), values
     from `values` below or else a filler of the stored type; `skip` ("group/name") leaves one field out."""
     e = np.arange(1, epochs + 1)
-    rows = {"/epochs": epochs, "/ranks": ranks, "/rank_epochs": ranks * epochs, "/utilization": gpu_samples,
+    rows = {"/epochs": epochs, "/ranks": ranks, "/rank_epochs": ranks * epochs, "/segments": 1,
+            "/utilization": gpu_samples,
             "/model": 3}
     values = {
         "/name": name, "/model": "simple_cnn", "/dataset": "fashion-mnist", "/precision": "fp32", "/batch_size": batch,

@@ -4,7 +4,7 @@
 
 The layout is FIELDS below: file attributes and /config, /provenance attributes, the tables /epochs,
 /ranks (with the time split data_s ... eval_s), /rank_epochs (every rank's own train and test figures per
-evaluated epoch), /utilization and /model (one dataset per column), and
+evaluated epoch), /segments (one row per start or resume: world size, batch, where it began), /utilization and /model (one dataset per column), and
 /summary attributes. Evaluation files (`fusetrain evaluate`) hold EVALUATION_FIELDS: /evaluation
 attributes, one column per class and the confusion matrix (logits and labels only with --logits). The
 writer's own table (src/results/results_fields.cpp, listed as JSON by `fusetrain report --fields`) must
@@ -19,7 +19,7 @@ import h5py
 import numpy as np
 
 PHASES = ("data_s", "forward_s", "backward_s", "comm_wait_s", "optimizer_s", "eval_s")
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 _TEXT, _I32, _I64, _F64 = "string", "int32", "int64", "float64"
 # group -> {field: stored HDF5 type}; tables store int and bool columns as int32, attributes as int64.
@@ -36,6 +36,10 @@ FIELDS = {
                "train_loss": _F64, "train_acc": _F64, "test_images": _I64, "test_loss": _F64, "test_acc": _F64},
     "/rank_epochs": {"rank": _I32, "epoch": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
                      "test_acc": _F64},
+    "/segments": {"segment": _I32, "world_size": _I32, "node_count": _I32, "backend": _TEXT, "device": _TEXT,
+                  "started_at": _TEXT, "start_epoch": _I32, "start_step": _I64, "start_sample": _I64,
+                  "per_rank_batch": _I32, "accumulation": _I32, "global_batch": _I64, "lr_factor": _F64,
+                  "wall_time_s": _F64},
     "/utilization": {"time_s": _F64, "rank": _I32, "gpu_percent": _F64, "memory_percent": _F64},
     "/model": {"name": _TEXT, "output_shape": _TEXT, "parameters": _I64},
     "/summary": {"wall_time_s": _F64, "train_time_s": _F64, "best_test_acc": _F64, "best_epoch": _I64,
@@ -90,6 +94,7 @@ class Run:
     ranks: dict         # column -> numpy array (hostname, device: lists of str), one entry per rank
     rank_epochs: dict   # rank, epoch and each rank's own train/test loss and accuracy, one entry per rank and
                         # evaluated epoch (epoch by epoch, ranks in order within an epoch)
+    segments: dict      # one entry per start or resume: world_size, node_count, batch split, start epoch/step
     utilization: dict   # column -> numpy array, one entry per sample
     layers: dict        # /model: name, output_shape (lists of str), parameters, one entry per layer
     summary: dict
@@ -141,7 +146,8 @@ def read_run(path) -> Run:
                        batch_size=int(f.attrs["batch_size"]), model_file=_text(f.attrs["model_file"]),
                        config=_text(f["config"][0]),
                        provenance=_attrs(f["provenance"]), epochs=_columns(f["epochs"]),
-                       ranks=_columns(f["ranks"]), rank_epochs=_columns(f["rank_epochs"]), utilization=_columns(f["utilization"]),
+                       ranks=_columns(f["ranks"]), rank_epochs=_columns(f["rank_epochs"]),
+                       segments=_columns(f["segments"]), utilization=_columns(f["utilization"]),
                        layers=_columns(f["model"]), summary=_attrs(f["summary"]))
     except (OSError, KeyError, ValueError) as e:
         raise ValueError(f"{path}: {e}") from e

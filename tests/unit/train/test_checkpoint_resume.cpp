@@ -10,6 +10,7 @@
 #include "shard/shard_format.h"
 #include "runtime/signals.h"
 #include "test_world.h"
+#include "train/checkpoint_files.h"
 #include "train/trainer.h"
 
 namespace ft {
@@ -68,7 +69,7 @@ void check_resume(const Config& c) {
   // One file per test: ctest runs the tests that share this function side by side.
   const std::string ckpt =
       std::string(FT_TEST_TMP) + "/resume-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".ckpt";
-  paths::remove(ckpt);
+  remove_checkpoints(ckpt);
 
   Trainer straight(c, world, *backend, at::Device(at::kCPU));
   const auto expected = straight.run();
@@ -87,7 +88,7 @@ void check_resume(const Config& c) {
   const auto outcome = resumed.run();
   // The trainer leaves the checkpoint for its caller to remove once the results are written.
   EXPECT_TRUE(paths::exists(ckpt));
-  paths::remove(ckpt);
+  remove_checkpoints(ckpt);
   const auto params = snapshot(resumed);
   ASSERT_EQ(params.size(), expected_params.size());
   for (std::size_t i = 0; i < params.size(); ++i) EXPECT_TRUE(at::equal(params[i], expected_params[i])) << i;
@@ -108,14 +109,14 @@ TEST(CheckpointResume, PerRankRowsOfEarlierEpochsAreKept) {
   auto backend = make_backend(world, BackendOptions{});
   TrainerOptions options;
   options.checkpoint_path = std::string(FT_TEST_TMP) + "/rank-rows.ckpt";
-  paths::remove(options.checkpoint_path);
+  remove_checkpoints(options.checkpoint_path);
   Config c = resume_config(tiny_shards());
   c.train.epochs = 2;
   c.train.checkpoint_every = 1;  // written after epoch 1 and left for the caller
   const auto first = Trainer(c, world, *backend, at::Device(at::kCPU), options).run();
   c.train.epochs = 3;
   const auto resumed = Trainer(c, world, *backend, at::Device(at::kCPU), options).run();
-  paths::remove(options.checkpoint_path);
+  remove_checkpoints(options.checkpoint_path);
   ASSERT_EQ(first.rank_epochs.size(), 2u);
   ASSERT_EQ(resumed.rank_epochs.size(), 3u);
   EXPECT_EQ(resumed.rank_epochs[0].epoch, 1);
@@ -141,7 +142,7 @@ TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {
   Config c = resume_config(tiny_shards());
   c.train.epochs = 1;
   const std::string ckpt = std::string(FT_TEST_TMP) + "/other.ckpt";
-  paths::remove(ckpt);
+  remove_checkpoints(ckpt);
   TrainerOptions options;
   options.checkpoint_path = ckpt;
   install_stop_handlers();
@@ -155,7 +156,7 @@ TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("different config"), std::string::npos) << e.what();
   }
-  paths::remove(ckpt);
+  remove_checkpoints(ckpt);
 }
 
 }  // namespace

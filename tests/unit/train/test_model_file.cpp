@@ -108,7 +108,7 @@ TEST(ModelFile, CheckpointNeedsItsShards) {
   auto optimizer = make_optimizer(info.config.optimizer, net->parameters());
   LossScaler scaler(false, 1.0, 100, at::kCPU);
   const std::string path = tmp("run.ckpt");
-  save_checkpoint(path, run_fingerprint(info.config, 2), *net, *optimizer, scaler, TrainingPosition{}, at::kCPU);
+  save_checkpoint(path, run_fingerprint(info.config), *net, *optimizer, scaler, TrainingPosition{}, at::kCPU);
   expect_error([&] { load_trained_model(path); }, {"checkpoint " + path, "--data"});
 }
 
