@@ -11,7 +11,7 @@
 
 namespace ft {
 
-constexpr std::int64_t kResultsFormatVersion = 3;
+constexpr std::int64_t kResultsFormatVersion = 4;
 constexpr std::int64_t kEvaluationFormatVersion = 1;
 
 const FieldGroup<RunRecord>& run_attribute_fields();   // "/" attributes (name, model, ...)
