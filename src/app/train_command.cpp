@@ -226,6 +226,7 @@ void run_training(const Config& config, const std::string& command_line, World& 
   BackendOptions backend_options;
   backend_options.name = config.distributed.backend;
   backend_options.allreduce = config.distributed.allreduce;
+  backend_options.mpi_algorithm = config.distributed.mpi_algorithm;
   backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
   backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
   backend = make_backend(world, backend_options);
