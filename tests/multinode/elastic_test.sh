@@ -15,14 +15,7 @@ source "$here/slurm_cluster.sh"
 source "$here/lib.sh"
 : "${FUSETRAIN_SOURCE:?}"
 mn_start elastic 2
-finish() {
-  local status=$?
-  cluster_report_failure "$status" "$WORK"
-  mslurm_stop
-  netns_down
-  exit "$status"
-}
-trap finish EXIT
+trap mslurm_finish EXIT
 # node2 is declared down 10 s after its slurmd stops answering (Slurm's default waits 300 s).
 MSLURM_SETTINGS="SlurmdTimeout=10" mslurm_start "$WORK/cluster" 2
 mn_prep 2 1600

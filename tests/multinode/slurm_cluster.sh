@@ -9,6 +9,8 @@
 # mslurm CMD...        runs a client command (sbatch, scontrol, squeue, ...) on the head
 # mslurm_wait JOB S    waits up to S seconds until JOB has ended; prints its state
 # mslurm_release JOB   releases the requeued JOB (cluster_release of tests/slurm/local_cluster.sh)
+# mslurm_finish        the EXIT trap of a Slurm test: the job and daemon logs when it failed, then
+#                      mslurm_stop and netns_down, keeping the test's exit status
 # mslurm_stop          cancels the jobs and stops the daemons; safe twice and from a trap (netns_down kills
 #                      whatever is left in the namespaces)
 # The same Slurm settings as tests/slurm/local_cluster.sh (Debian 12, Slurm 22.05, auth/none + cred/none).
@@ -69,6 +71,14 @@ mslurm_slurmd() {
   local dir
   dir=$(dirname "$SLURM_CONF")
   netns_exec "$1" slurmd -D -N "$1" -f "$SLURM_CONF" >> "$dir/log/slurmd-$1.out" 2>&1 &
+}
+
+mslurm_finish() {
+  local status=$?
+  cluster_report_failure "$status" "$WORK"
+  mslurm_stop
+  netns_down
+  exit "$status"
 }
 
 mslurm_stop() {
