@@ -17,6 +17,7 @@ apt_pkgs=(
   libgtest-dev libssl-dev zlib1g-dev gdb
   dataset-fashion-mnist
   slurm-wlm
+  iperf3 jq
 )
 
 missing=()

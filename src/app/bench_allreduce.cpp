@@ -54,6 +54,7 @@ struct Setting {
   std::int64_t elements = 0;
   int iterations = 0;
   double link_gbit = 0;  // --link-gbit: the bandwidth of one node's link, 0 = not given
+  MpiAlgorithm mpi_algorithm = MpiAlgorithm::automatic;  // --mpi-algorithm (mpi backend only)
 };
 
 // Algorithm bandwidth is bytes / time; bus bandwidth scales it by 2(n-1)/n, the share of the buffer
@@ -65,10 +66,11 @@ void print_table(const Config& config, const Backend& backend, const World& worl
   const double mb = s.elements * 4.0 / 1e6;
   const int ranks = world.size(), nodes = world.node_count();
   const double bus = ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
-  std::printf("all-reduce of %s gradients: %zu tensors, %.1f MB fp32, %d ranks on %d node(s), backend %s (%s), "
+  const std::string mpi = backend.name() == "mpi" ? cat(", ", choice_name(s.mpi_algorithm)) : "";
+  std::printf("all-reduce of %s gradients: %zu tensors, %.1f MB fp32, %d ranks on %d node(s), backend %s (%s%s), "
               "%zu buckets (%g MiB, first %g MiB), median of %d\n\n",
               choice_name(config.model.name), s.tensors, mb, ranks, nodes, backend.name().c_str(),
-              choice_name(backend.allreduce_algorithm()), engine.buckets().size(), options.bucket_mib,
+              choice_name(backend.allreduce_algorithm()), mpi.c_str(), engine.buckets().size(), options.bucket_mib,
               options.first_bucket_mib, s.iterations);
   std::printf("| variant | time_ms | algbw_GB_s | busbw_GB_s |\n|---|---|---|---|\n");
   const auto row = [&](const char* variant, double seconds) {
@@ -92,6 +94,8 @@ int bench_allreduce(int argc, char** argv) {
   options.add_options()
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
       ("allreduce", po::value<std::string>()->default_value("auto"), choice_list<AllreduceAlgorithm>(" | ").c_str())
+      ("mpi-algorithm", po::value<std::string>()->default_value("auto"),
+       (choice_list<MpiAlgorithm>(" | ") + " (as distributed.mpi_algorithm)").c_str())
       ("bucket-mib", po::value<double>()->default_value(25), "fusion bucket size")
       ("first-bucket-mib", po::value<double>()->default_value(1), "first bucket size")
       ("autotune", "choose the bucket sizes by timing candidates first (as distributed.autotune)")
@@ -109,6 +113,8 @@ int bench_allreduce(int argc, char** argv) {
     BackendOptions backend_options;
     backend_options.name = config.distributed.backend;
     backend_options.allreduce = choice_from<AllreduceAlgorithm>("--allreduce", vm["allreduce"].as<std::string>());
+    backend_options.mpi_algorithm =
+        choice_from<MpiAlgorithm>("--mpi-algorithm", vm["mpi-algorithm"].as<std::string>());
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
     auto backend = make_backend(world, backend_options);
 
@@ -156,7 +162,8 @@ int bench_allreduce(int argc, char** argv) {
     auto flat = at::randn({total}, at::TensorOptions().device(device));
     const double single = time_median(world, warmup, iterations, device, [&] { reduce(flat); });
 
-    const Setting setting{grads.size(), total, iterations, vm["link-gbit"].as<double>()};
+    const Setting setting{grads.size(), total, iterations, vm["link-gbit"].as<double>(),
+                          backend_options.mpi_algorithm};
     if (world.rank() == 0)
       print_table(config, *backend, world, engine, engine_options, setting, {per_tensor, fused, single});
   } catch (const std::exception& e) {

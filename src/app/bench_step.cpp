@@ -40,6 +40,8 @@ po::options_description step_options() {
       ("batch", po::value<int>()->default_value(128), "images per rank per step")
       ("steps", po::value<int>()->default_value(30), "timed steps")
       ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
+      ("mpi-algorithm", po::value<std::string>()->default_value("auto"),
+       (choice_list<MpiAlgorithm>(" | ") + " (as distributed.mpi_algorithm)").c_str())
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
       ("precision", po::value<std::string>()->default_value("fp32"),
        (choice_list<Precision>(" | ") + " (fp16/bf16: autocast as precision.dtype, bf16 on CPU too; no loss scaling)").c_str())
@@ -105,6 +107,20 @@ std::shared_ptr<Network> step_network(const Config& config, const InputShape& sh
   return net;
 }
 
+// Per step, the mean over ranks: the communication thread's time in all-reduces, and the part of it the
+// main thread waited for in finish() (exposed); the rest ran behind backward.
+struct StepComm {
+  double allreduce_ms = 0, exposed_ms = 0;
+  double hidden() const { return EngineStats{exposed_ms, allreduce_ms}.hidden_fraction(); }
+};
+
+StepComm step_comm(const World& world, const EngineStats& before, const EngineStats& after, int steps) {
+  double sums[2] = {after.allreduce_s - before.allreduce_s, after.wait_s - before.wait_s};
+  world.allreduce_sum(sums, 2);
+  const double scale = 1e3 / (world.size() * std::max(1, steps));
+  return {sums[0] * scale, sums[1] * scale};
+}
+
 }  // namespace
 
 int bench_step_worker(int argc, char** argv) {
@@ -120,6 +136,8 @@ int bench_step_worker(int argc, char** argv) {
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
     backend_options.name = config.distributed.backend;
+    backend_options.mpi_algorithm =
+        choice_from<MpiAlgorithm>("--mpi-algorithm", vm["mpi-algorithm"].as<std::string>());
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
     auto backend = make_backend(world, backend_options);
 
@@ -160,14 +178,17 @@ int bench_step_worker(int argc, char** argv) {
     synchronize(device);
     world.barrier();
     const int steps = vm["steps"].as<int>();
+    const EngineStats before = engine.stats();
     Stopwatch clock;
     for (int i = 0; i < steps; ++i) step();
     synchronize(device);
     double seconds = clock.seconds();
     seconds = world.allreduce_max(seconds);
+    const StepComm comm = step_comm(world, before, engine.stats(), steps);
     if (world.rank() == 0)
-      std::printf("images_per_s=%.3f ranks=%d seconds=%.4f\n", double(batch) * steps * world.size() / seconds,
-                  world.size(), seconds);
+      std::printf("images_per_s=%.3f ranks=%d seconds=%.4f allreduce_ms=%.2f exposed_ms=%.2f hidden=%.3f\n",
+                  double(batch) * steps * world.size() / seconds, world.size(), seconds, comm.allreduce_ms,
+                  comm.exposed_ms, comm.hidden());
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
     return report_error("fusetrain bench step-worker", e);
@@ -200,7 +221,8 @@ int bench_step(int argc, char** argv) {
     forward += cat(" --threads ", threads);
     std::printf("threads per rank: %d, precision %s%s\n\n", threads, vm["precision"].as<std::string>().c_str(),
                 vm.count("channels-last") ? ", channels-last" : "");
-    std::printf("| ranks | images_per_s | per_rank | scaling_efficiency |\n|---|---|---|---|\n");
+    std::printf("| ranks | images_per_s | per_rank | scaling_efficiency | allreduce_ms/step | exposed_ms/step | "
+                "hidden |\n|---|---|---|---|---|---|---|\n");
     double base = 0;
     for (int n : ranks) {
       const std::string command = cat(mpirun ? mpirun : "mpirun", " -np ", n,
@@ -208,13 +230,16 @@ int bench_step(int argc, char** argv) {
                                       " '", self_path(), "' bench step-worker", forward);
       FILE* pipe = popen(command.c_str(), "r");
       FT_REQUIRE(pipe, "cannot run ", command);
-      double ips = -1;
+      double ips = -1, allreduce_ms = 0, exposed_ms = 0, hidden = 0;
       char line[512];
-      while (std::fgets(line, sizeof(line), pipe)) std::sscanf(line, "images_per_s=%lf", &ips);
+      while (std::fgets(line, sizeof(line), pipe))
+        std::sscanf(line, "images_per_s=%lf ranks=%*d seconds=%*f allreduce_ms=%lf exposed_ms=%lf hidden=%lf", &ips,
+                    &allreduce_ms, &exposed_ms, &hidden);
       const int status = pclose(pipe);
       FT_REQUIRE(status == 0 && ips > 0, "benchmark at ", n, " rank(s) failed: ", command);
       if (base == 0) base = ips / n;
-      std::printf("| %d | %.1f | %.1f | %.1f%% |\n", n, ips, ips / n, 100.0 * ips / (n * base));
+      std::printf("| %d | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.0f%% |\n", n, ips, ips / n, 100.0 * ips / (n * base),
+                  allreduce_ms, exposed_ms, 100 * hidden);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

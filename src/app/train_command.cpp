@@ -32,6 +32,7 @@
 #include "results/rank_gather.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "runtime/collective_watch.h"
 #include "runtime/signals.h"
 #include "runtime/version.h"
 #include "runtime/world.h"
@@ -231,6 +232,7 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, s
   BackendOptions backend_options;
   backend_options.name = config.distributed.backend;
   backend_options.allreduce = config.distributed.allreduce;
+  backend_options.mpi_algorithm = config.distributed.mpi_algorithm;
   backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
   backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
   backend = make_backend(world, backend_options);
@@ -267,6 +269,10 @@ int train(const Config& config, const TrainFlags& flags, int argc, char** argv) 
     // Every rank stopped at the same step; rank 0 wrote the checkpoint.
     if (world.rank() == 0) std::printf("%s\n", e.what()), std::fflush(stdout);
     return kExitResumable;
+  } catch (const StallError& e) {
+    // A rank is gone: the survivors end with its name and a status that tells the job script to requeue.
+    if (world.size() > 1) world.abort(error_text(e), kExitRankLost);
+    return report_error("fusetrain", e, kExitRankLost);
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
     return report_error("fusetrain", e);

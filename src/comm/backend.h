@@ -109,6 +109,7 @@ class Backend {
 struct BackendOptions {
   BackendName name = BackendName::mpi;  // distributed.backend
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // distributed.allreduce
+  MpiAlgorithm mpi_algorithm = MpiAlgorithm::automatic;          // distributed.mpi_algorithm
   double stall_timeout_s = 60;   // a collective not finished by then throws StallError
   int cuda_device = -1;          // nccl: the device this rank drives
 };

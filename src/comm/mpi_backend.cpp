@@ -22,6 +22,8 @@
 namespace ft {
 namespace {
 
+constexpr int kRingTag = 0x4652;  // the ring's messages on the backend's own communicator
+
 // Device pointers go to MPI only when the library can reduce them in a *nonblocking* collective.
 // Open MPI's CUDA support covers point-to-point and blocking collectives, but MPI_Iallreduce on GPU
 // buffers runs the reduction on the host and crashes (open-mpi/ompi#9845, #12045), so with Open MPI
@@ -40,7 +42,8 @@ bool accepts_device_memory() {
 MpiBackend::MpiBackend(const World& world, const BackendOptions& options, std::size_t chunk_bytes)
     : Backend(world, "mpi", options.stall_timeout_s),
       chunk_bytes_(std::min<std::size_t>(chunk_bytes, INT_MAX)),
-      device_memory_(accepts_device_memory()) {
+      device_memory_(accepts_device_memory()),
+      mpi_algorithm_(options.mpi_algorithm) {
   FT_CHECK(chunk_bytes_ >= 8, "mpi backend: chunks must hold at least one element of every dtype");
   FT_CHECK_MPI(MPI_Comm_dup(world.comm(), &comm_));
   FT_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -78,9 +81,11 @@ void MpiBackend::sync_stream(void* stream) {
 }
 
 void MpiBackend::on_failure() noexcept {
-  for (MPI_Request request : in_flight_)
-    if (request != MPI_REQUEST_NULL) abandoned_.push_back(request);
-  in_flight_.clear();
+  for (auto* requests : {&in_flight_, &ring_.requests}) {
+    for (MPI_Request request : *requests)
+      if (request != MPI_REQUEST_NULL) abandoned_.push_back(request);
+    requests->clear();
+  }
 }
 
 // Yield while data flows (for kSpin after the start and after each completed chunk); only a peer late
@@ -141,9 +146,26 @@ void MpiBackend::run_region_chunks(PollBackoff& wait, const std::vector<SpanRegi
   });
 }
 
+bool MpiBackend::use_ring(std::size_t bytes) const {
+  return mpi_algorithm_ == MpiAlgorithm::ring || (mpi_algorithm_ == MpiAlgorithm::automatic && bytes >= kRingMinBytes);
+}
+
+// Segments of chunk_bytes_, kMaxInFlight of them in flight each way: the sizes that keep the chunked
+// MPI_Iallreduce cache-sized and pipelined serve the ring's messages too.
+void MpiBackend::ring_regions(PollBackoff& wait, MPI_Comm comm, const std::vector<SpanRegion>& regions,
+                              DType dtype) {
+  const MpiRingOptions options{chunk_bytes_, kMaxInFlight, kRingTag};
+  mpi_ring_allreduce(comm, regions, dtype_size(dtype), sums_[dtype], options, ring_, [&](bool progressed) {
+    if (progressed) return wait.progressed();
+    if (wait.expired()) throw inspector().stall_error(wait.elapsed_s());
+    wait.pause();
+  });
+}
+
 void MpiBackend::reduce_regions(const std::vector<SpanRegion>& regions, DType dtype) {
   const MpiSum sum = sums_[dtype];
   PollBackoff wait = start_wait();
+  if (use_ring(total_count(regions) * dtype_size(dtype))) return ring_regions(wait, comm_, regions, dtype);
   run_region_chunks(wait, regions, dtype_size(dtype), [&](char* data, int count, MPI_Request* request) {
     FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, data, count, sum.type, sum.op, comm_, request));
   });

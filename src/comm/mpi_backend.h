@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "comm/backend.h"
+#include "comm/mpi_ring.h"
 #include "comm/mpi_sum_types.h"
 #include "runtime/mpi_check.h"
 #include "runtime/poll_backoff.h"
@@ -31,6 +32,10 @@ struct SpanRegion;
 // MPI_Allreduce of the whole buffer (tests/mpi/bench_test.cpp; 4 MiB x 8 in flight was 2x slower).
 // After a failure or stall the backend refuses further work, repeating the first error; the buffer of
 // the stalled collective must outlive the backend, whose destructor waits up to 5 s for it to finish.
+//
+// All-reduces of at least kRingMinBytes (or all, or none: BackendOptions::mpi_algorithm) run as a ring of
+// point-to-point messages instead (comm/mpi_ring.h), under the same deadline: Open MPI's MPI_Iallreduce
+// moves a large buffer mostly one way at a time, the ring uses both directions of every link at once.
 class MpiBackend : public Backend {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
@@ -41,6 +46,9 @@ class MpiBackend : public Backend {
   // two namespace nodes on 10 Gbit/s links took 584 ms (hierarchical: 3969 ms), yield-only 112 (97) ms.
   static constexpr std::chrono::microseconds kSpin{1000000};
   static constexpr double kAbandonGraceS = 5;
+  // On auto, buckets from this size on take the ring; smaller ones, whose 2(N-1) dependent steps cost
+  // more in latency than they save in bandwidth, take MPI_Iallreduce.
+  static constexpr std::size_t kRingMinBytes = std::size_t{1} << 20;
 
   // Collective over world. Tests pass a small `chunk_bytes` to exercise chunk boundaries.
   MpiBackend(const World& world, const BackendOptions& options, std::size_t chunk_bytes = kChunkBytes);
@@ -51,6 +59,8 @@ class MpiBackend : public Backend {
   bool uses_device_memory() const override { return device_memory_; }
   // Chunks of the spans are reduced where they lie; spans under kSmallSpanBytes travel staged together.
   bool reduces_spans_in_place() const override { return true; }
+  // Whether an all-reduce of `bytes` runs as a ring (the same answer on every rank).
+  bool use_ring(std::size_t bytes) const;
 
  protected:
   // Posts chunk `index` of a collective with `post`.
@@ -77,8 +87,10 @@ class MpiBackend : public Backend {
   void transfer_barrier() override;
   void on_failure() noexcept override;
 
-  // Sums the regions over all ranks in place; this flat version chunk by chunk over comm_.
+  // Sums the regions over all ranks in place; this flat version chunk by chunk over comm_, or as a ring.
   virtual void reduce_regions(const std::vector<SpanRegion>& regions, DType dtype);
+  // The ring all-reduce of the regions over `comm`, polled to the deadline of `wait`.
+  void ring_regions(PollBackoff& wait, MPI_Comm comm, const std::vector<SpanRegion>& regions, DType dtype);
   // Runs one stage over the chunks (of at most chunk_bytes_) of the regions, in order.
   using PostRegionChunk = std::function<void(char* data, int count, MPI_Request* request)>;
   void run_region_chunks(PollBackoff& wait, const std::vector<SpanRegion>& regions, std::size_t element,
@@ -93,7 +105,9 @@ class MpiBackend : public Backend {
                             bool in_place, MPI_Request* request);
 
   bool device_memory_;
+  MpiAlgorithm mpi_algorithm_;
   std::vector<MPI_Request> in_flight_;  // requests of the collective running now (null when done)
+  MpiRingState ring_;  // its slots outlive an abandoned ring (the backend's lifetime)
   std::vector<MPI_Request> abandoned_;  // requests of a collective that failed or stalled
   std::vector<std::unique_ptr<SpanStaging>> abandoned_staging_;  // their staging buffers
 };

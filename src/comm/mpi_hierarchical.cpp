@@ -64,27 +64,36 @@ HierarchicalMpiBackend::HierarchicalMpiBackend(const World& world, const Backend
 
 HierarchicalMpiBackend::~HierarchicalMpiBackend() = default;
 
+// With the ring the leaders' step waits for the whole node reduction and the broadcast for the whole
+// ring (a ring cannot take chunks one at a time); with MPI_Iallreduce all three stages pipeline by chunk.
 void HierarchicalMpiBackend::reduce_regions(const std::vector<SpanRegion>& regions, DType dtype) {
   const MpiSum sum = sums_[dtype];
   const auto chunks = split_regions(regions, dtype_size(dtype));
-  const bool leader = nodes_->local_rank() == 0;
-  std::vector<PostChunk> stages;
-  if (nodes_->local_size() > 1)
-    stages.push_back([&](std::size_t i, MPI_Request* request) {
-      char* data = chunks[i].first;
-      FT_CHECK_MPI(MPI_Ireduce(leader ? MPI_IN_PLACE : data, data, chunks[i].second, sum.type, sum.op, 0,
-                               nodes_->local(), request));
-    });
-  if (leader && nodes_->node_count() > 1)
-    stages.push_back([&](std::size_t i, MPI_Request* request) {
-      FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, chunks[i].first, chunks[i].second, sum.type, sum.op,
-                                  nodes_->leaders(), request));
-    });
-  if (nodes_->local_size() > 1)
-    stages.push_back([&](std::size_t i, MPI_Request* request) {
-      FT_CHECK_MPI(MPI_Ibcast(chunks[i].first, chunks[i].second, sum.type, 0, nodes_->local_broadcast(), request));
-    });
+  const bool leader = nodes_->local_rank() == 0, inside = nodes_->local_size() > 1;
+  const bool across = leader && nodes_->node_count() > 1;
+  const PostChunk reduce = [&](std::size_t i, MPI_Request* request) {
+    char* data = chunks[i].first;
+    FT_CHECK_MPI(MPI_Ireduce(leader ? MPI_IN_PLACE : data, data, chunks[i].second, sum.type, sum.op, 0,
+                             nodes_->local(), request));
+  };
+  const PostChunk allreduce = [&](std::size_t i, MPI_Request* request) {
+    FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, chunks[i].first, chunks[i].second, sum.type, sum.op,
+                                nodes_->leaders(), request));
+  };
+  const PostChunk broadcast = [&](std::size_t i, MPI_Request* request) {
+    FT_CHECK_MPI(MPI_Ibcast(chunks[i].first, chunks[i].second, sum.type, 0, nodes_->local_broadcast(), request));
+  };
   PollBackoff wait = start_wait();
+  if (use_ring(total_count(regions) * dtype_size(dtype))) {
+    if (inside) run_chunks(wait, chunks.size(), reduce);
+    if (across) ring_regions(wait, nodes_->leaders(), regions, dtype);
+    if (inside) run_chunks(wait, chunks.size(), broadcast);
+    return;
+  }
+  std::vector<PostChunk> stages;
+  if (inside) stages.push_back(reduce);
+  if (across) stages.push_back(allreduce);
+  if (inside) stages.push_back(broadcast);
   run_pipeline(wait, chunks.size(), stages);
 }
 

@@ -44,7 +44,8 @@ class NodeComms {
 
 // The hierarchy pays where inter-node links are the bottleneck: only leaders send across nodes, each
 // carrying 2(N-1)/N of the buffer for N nodes instead of every rank's ring share. The three stages are
-// pipelined chunk by chunk (a chunk is broadcast while later ones are still reduced) under one deadline.
+// pipelined chunk by chunk (a chunk is broadcast while later ones are still reduced) under one deadline;
+// where the backend picks the ring for a bucket (MpiBackend::use_ring), the leaders run that ring.
 // Broadcast, all-gather and barrier stay flat.
 class HierarchicalMpiBackend final : public MpiBackend {
  public:

@@ -23,6 +23,11 @@ std::size_t RingPlan::chunk_begin(int chunk) const {
   return static_cast<std::size_t>(static_cast<unsigned __int128>(total_) * chunk / ranks_);
 }
 
+std::size_t RingPlan::largest_segment() const {
+  const std::size_t largest_chunk = (total_ + ranks_ - 1) / ranks_;
+  return (largest_chunk + segments_ - 1) / segments_;
+}
+
 std::pair<std::size_t, std::size_t> RingPlan::segment(int chunk, std::size_t j) const {
   const std::size_t begin = chunk_begin(chunk), length = chunk_begin(chunk + 1) - begin;
   return {begin + length * j / segments_, begin + length * (j + 1) / segments_};

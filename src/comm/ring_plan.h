@@ -26,6 +26,8 @@ class RingPlan {
   int ranks() const { return ranks_; }
   std::size_t total() const { return total_; }
   std::size_t segments() const { return segments_; }
+  // The most elements any segment holds (the size of a buffer that receives one).
+  std::size_t largest_segment() const;
 
   // Elements [first, second) of segment j of chunk c, in the concatenation of the regions.
   std::pair<std::size_t, std::size_t> segment(int chunk, std::size_t j) const;

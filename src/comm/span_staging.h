@@ -14,6 +14,13 @@ struct SpanRegion {
   std::size_t count;  // elements
 };
 
+// The elements of all the regions together.
+inline std::size_t total_count(const std::vector<SpanRegion>& regions) {
+  std::size_t total = 0;
+  for (const SpanRegion& region : regions) total += region.count;
+  return total;
+}
+
 // Regions keep the spans' order, the staging region taking the place of the first small span. Every
 // rank passing the same counts gets the same regions, so an element-wise collective over them is one
 // over the spans. Zero-element spans are dropped.

@@ -155,6 +155,16 @@ struct Choices<AllreduceAlgorithm> {
                                                              {AllreduceAlgorithm::hierarchical, "hierarchical"}};
 };
 
+// distributed.mpi_algorithm: how the mpi backend all-reduces one bucket: a ring of point-to-point messages
+// (every rank sends and receives at once, the bandwidth-optimal pattern), MPI's own MPI_Iallreduce in
+// chunks (native), or auto: the ring for buckets of at least MpiBackend::kRingMinBytes, native below.
+enum class MpiAlgorithm { automatic, ring, native };
+template <>
+struct Choices<MpiAlgorithm> {
+  static constexpr ChoiceName<MpiAlgorithm> names[] = {
+      {MpiAlgorithm::automatic, "auto"}, {MpiAlgorithm::ring, "ring"}, {MpiAlgorithm::native, "native"}};
+};
+
 // The YAML name of `value`.
 template <typename E>
 const char* choice_name(E value) {

@@ -311,6 +311,10 @@ std::vector<Option> option_table(Config& c) {
            "all-reduce algorithm: flat (all ranks at once) or hierarchical (reduce inside each node, all-reduce "
            "among node leaders, broadcast inside each node; mpi backend only); auto = on several nodes with "
            "some node running several ranks, whichever of the two is faster at start (mpi), else flat");
+  b.choice("distributed.mpi_algorithm", &c.distributed.mpi_algorithm,
+           "how the mpi backend all-reduces a bucket (and the node leaders' step of the hierarchical one): ring "
+           "(point-to-point messages to both neighbours at once, bandwidth-optimal), native (MPI_Iallreduce in "
+           "chunks), or auto = ring for buckets of at least 1 MiB, native below");
   b.number("distributed.verify_replicas", &c.distributed.verify_replicas,
            "check parameters are identical across ranks every N steps (0 = off)", at_least(0));
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,

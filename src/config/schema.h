@@ -110,6 +110,7 @@ struct DistributedConfig {
   bool autotune = false;            // time candidate bucket sizes at start, keep the fastest
   Compression compression = Compression::none;  // on the wire
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // flat, or through node leaders
+  MpiAlgorithm mpi_algorithm = MpiAlgorithm::automatic;          // mpi: ring or MPI_Iallreduce per bucket
   int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)
   bool allow_device_sharing = false;
   std::string timeline;             // Chrome-trace JSON output path ("" = off)

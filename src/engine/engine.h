@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -43,10 +44,15 @@ struct GradientEngineOptions {
 };
 
 struct EngineStats {
-  double wait_s = 0;        // main thread blocked in finish() for communication
+  double wait_s = 0;        // main thread blocked in finish() for communication (exposed)
   double allreduce_s = 0;   // communication thread inside collectives
   std::int64_t buckets = 0; // collectives issued
   std::int64_t bytes = 0;   // bytes all-reduced (wire format)
+
+  // The share of allreduce_s that ran while the main thread computed (0 without all-reduces).
+  double hidden_fraction() const {
+    return allreduce_s > 0 ? std::clamp(1 - wait_s / allreduce_s, 0.0, 1.0) : 0.0;
+  }
 };
 
 class GradientEngine {

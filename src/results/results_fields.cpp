@@ -69,6 +69,9 @@ const FieldGroup<RankRecord>& rank_fields() {
       FT_FIELD(RankRecord, train_images, "images in the rank's training slice"),
       FT_FIELD(RankRecord, allreduce_bytes, "gradient bytes all-reduced by the rank"),
       FT_FIELD(RankRecord, allreduce_s, "seconds spent in gradient all-reduce calls"),
+      FT_FIELD(RankRecord, comm_hidden_fraction,
+               "share of allreduce_s hidden behind backward: 1 - (seconds the training thread waited for the "
+               "all-reduces to finish) / allreduce_s; per step the same as in total (0 without all-reduces)"),
       FT_FIELD_AS(RankRecord, "data_s", phase_s[0], "seconds loading and augmenting batches"),
       FT_FIELD_AS(RankRecord, "forward_s", phase_s[1], "seconds in the forward pass and loss"),
       FT_FIELD_AS(RankRecord, "backward_s", phase_s[2], "seconds in the backward pass"),

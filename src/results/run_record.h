@@ -27,6 +27,7 @@ struct RankRecord {
   std::int64_t train_images = 0;       // images in this rank's slice
   std::int64_t allreduce_bytes = 0;
   double allreduce_s = 0;
+  double comm_hidden_fraction = 0;     // share of allreduce_s that ran behind backward, not waited for
   double train_loss = 0, train_acc = 0;  // final epoch, on this rank's slice only (before the all-reduce)
   std::int64_t test_images = 0;          // images in this rank's test slice
   double test_loss = 0, test_acc = 0;    // final evaluation, on this rank's test slice only

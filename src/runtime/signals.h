@@ -8,6 +8,9 @@ namespace ft {
 
 // Exit status meaning "checkpointed on request, start me again to resume" (EX_TEMPFAIL).
 constexpr int kExitResumable = 75;
+// Exit status meaning "a rank was lost (dead or hung, named in the error): start me again, on the nodes that
+// are left, to resume from the last checkpoint" (EX_PROTOCOL). The job scripts requeue on both.
+constexpr int kExitRankLost = 76;
 
 void install_stop_handlers();
 // The signal number that asked to stop, or 0.

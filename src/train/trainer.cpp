@@ -612,6 +612,7 @@ void Trainer::summarise(const Stopwatch& wall, const Stopwatch& training, std::s
   out_.rank.peak_memory_bytes = summary.peak_memory_bytes;
   out_.rank.allreduce_bytes = s.engine->stats().bytes;
   out_.rank.allreduce_s = s.engine->stats().allreduce_s;
+  out_.rank.comm_hidden_fraction = s.engine->stats().hidden_fraction();
 }
 
 }  // namespace ft

@@ -50,9 +50,11 @@ std::vector<unsigned char> exact_sum(DType dtype, int size, std::size_t count) {
   return buffer;
 }
 
-std::unique_ptr<HierarchicalMpiBackend> hierarchical(std::size_t chunk_bytes = kSmallChunkBytes) {
+std::unique_ptr<HierarchicalMpiBackend> hierarchical(std::size_t chunk_bytes = kSmallChunkBytes,
+                                                     MpiAlgorithm algorithm = MpiAlgorithm::automatic) {
   BackendOptions options;
   options.stall_timeout_s = 20;
+  options.mpi_algorithm = algorithm;
   auto nodes = std::make_unique<NodeComms>(test::world().comm(), NodeGrouping{kRanksPerNode});
   return std::make_unique<HierarchicalMpiBackend>(test::world(), options, std::move(nodes), chunk_bytes);
 }
@@ -82,6 +84,21 @@ TEST(Hierarchical, MatchesFlatForEveryDtype) {
       EXPECT_TRUE(tiered_result == exact_sum(traits.dtype, world.size(), count)) << traits.name << " x " << count;
     }
   }
+}
+
+// The leaders' step as a ring (reduce, ring, broadcast one after another) against MPI_Iallreduce.
+TEST(Hierarchical, LeadersRingMatchesNative) {
+  const World& world = test::world();
+  auto ring = hierarchical(kSmallChunkBytes, MpiAlgorithm::ring);
+  auto native = hierarchical(kSmallChunkBytes, MpiAlgorithm::native);
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt64})
+    for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{300007}}) {
+      auto by_ring = filled(dtype, world.rank(), count), by_native = by_ring;
+      ring->allreduce(by_ring.data(), count, dtype);
+      native->allreduce(by_native.data(), count, dtype);
+      EXPECT_TRUE(by_ring == by_native) << dtype_name(dtype) << " x " << count;
+      EXPECT_TRUE(by_ring == exact_sum(dtype, world.size(), count)) << dtype_name(dtype) << " x " << count;
+    }
 }
 
 TEST(Hierarchical, SpansMatchFlat) {

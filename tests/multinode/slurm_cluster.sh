@@ -3,10 +3,14 @@
 # and log per node through %n), auth/none; state, logs and config in a temporary folder, nothing installed.
 #
 # mslurm_start DIR N   starts the daemons on head and node1..nodeN (exit 77 = skip without slurm-wlm or the
-#                      pmix plugin), waits until every node is idle, exports SLURM_CONF
+#                      pmix plugin), waits until every node is idle, exports SLURM_CONF; MSLURM_SETTINGS
+#                      (lines) are added to slurm.conf (e.g. SlurmdTimeout=10 for node-failure tests)
+# mslurm_slurmd NODE   starts NODE's slurmd (again, after netns_kill_node)
 # mslurm CMD...        runs a client command (sbatch, scontrol, squeue, ...) on the head
 # mslurm_wait JOB S    waits up to S seconds until JOB has ended; prints its state
 # mslurm_release JOB   releases the requeued JOB (cluster_release of tests/slurm/local_cluster.sh)
+# mslurm_finish        the EXIT trap of a Slurm test: the job and daemon logs when it failed, then
+#                      mslurm_stop and netns_down, keeping the test's exit status
 # mslurm_stop          cancels the jobs and stops the daemons; safe twice and from a trap (netns_down kills
 #                      whatever is left in the namespaces)
 # The same Slurm settings as tests/slurm/local_cluster.sh (Debian 12, Slurm 22.05, auth/none + cred/none).
@@ -26,6 +30,7 @@ SlurmctldHost=head(10.77.0.254)
 SlurmctldPort=6817
 SlurmdPort=6818
 $(slurm_conf_settings "$dir")
+${MSLURM_SETTINGS:-}
 EOF
   for i in $(seq "$count"); do
     echo "NodeName=node$i NodeAddr=10.77.0.$i CPUs=$cpus RealMemory=$memory State=UNKNOWN"
@@ -46,7 +51,7 @@ mslurm_start() {
   mslurm slurmctld -D -i -f "$SLURM_CONF" > "$dir/log/slurmctld.out" 2>&1 &
   for i in $(seq "$count"); do
     mkdir -p "$dir/spool/node$i" "$dir/tmp/node$i"
-    netns_exec "node$i" slurmd -D -N "node$i" -f "$SLURM_CONF" > "$dir/log/slurmd-node$i.out" 2>&1 &
+    mslurm_slurmd "node$i"
   done
   for _ in $(seq 60); do
     if [ "$(mslurm sinfo -h -o %T 2>/dev/null | sort -u)" = idle ] &&
@@ -60,6 +65,20 @@ mslurm_start() {
   mslurm sinfo -N >&2 || true
   tail -n 20 "$dir"/log/*.out "$dir"/log/*.log >&2 || true
   return 1
+}
+
+mslurm_slurmd() {
+  local dir
+  dir=$(dirname "$SLURM_CONF")
+  netns_exec "$1" slurmd -D -N "$1" -f "$SLURM_CONF" >> "$dir/log/slurmd-$1.out" 2>&1 &
+}
+
+mslurm_finish() {
+  local status=$?
+  cluster_report_failure "$status" "$WORK"
+  mslurm_stop
+  netns_down
+  exit "$status"
 }
 
 mslurm_stop() {

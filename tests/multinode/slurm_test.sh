@@ -13,14 +13,7 @@ source "$here/slurm_cluster.sh"
 source "$here/lib.sh"
 : "${FUSETRAIN_SOURCE:?}"
 mn_start slurm 2
-finish() {
-  local status=$?
-  cluster_report_failure "$status" "$WORK"
-  mslurm_stop
-  netns_down
-  exit "$status"
-}
-trap finish EXIT
+trap mslurm_finish EXIT
 mslurm_start "$WORK/cluster" 2
 mn_prep 4 4000
 # preempt_config EPOCHS: so many epochs at first that no host finishes before the signal lands (4 epochs of

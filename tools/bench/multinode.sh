@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The inter-node benchmarks on network-namespace nodes (tests/multinode/netns_cluster.sh; root only): fused
-# ResNet-18 all-reduce, flat against hierarchical at 2 and 4 nodes beside the link's bound, fixed against
-# autotuned fusion buckets, and step scaling.
+# The inter-node benchmarks on network-namespace nodes (tests/multinode/netns_cluster.sh; root only): the
+# links' real capacity (iperf3), fused ResNet-18 all-reduce at 2 and 4 nodes - MPI's own MPI_Iallreduce
+# against the ring, hierarchical, Gloo - beside the bound at the nominal and the measured rate, fixed
+# against autotuned fusion buckets, and step scaling with the all-reduce time hidden behind backward.
 #
 # Usage: tools/bench/multinode.sh OUT        (as root; writes OUT/*.log and prints the tables)
 # Environment: FUSETRAIN_BIN_DIR (default build/bin), RATE (link bandwidth, default 10gbit), NODES (default
-# "2 4"), RANKS_PER_NODE (default 2), REPEATS (alternating flat/hierarchical runs, default 3), ITERATIONS
-# (timed all-reduces per run, default 10), STEPS (default 5), BATCH (default 32).
+# "2 4"), RANKS_PER_NODE (default 2), REPEATS (runs of every variant in turn, default 3), ITERATIONS
+# (timed all-reduces per run, default 10), STEPS (default 5), BATCH (default 32), IPERF_SECONDS (default 3).
 set -euo pipefail
 [ $# -eq 1 ] || { sed -n '4,6p' "$0"; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,26 +33,59 @@ bench_allreduce() {
     --iterations "${ITERATIONS:-10}" "$@" > "$log" 2>&1 || { tail -n 20 "$log"; mn_fail "bench allreduce failed (see $log)"; }
 }
 
-# row LAYOUT ALGORITHM RUN LOG: the table row of one bench allreduce log (bound and ratio only with a bound).
-row() {
-  awk -v layout="$1" -v a="$2" -v run="$3" -F'|' '
-    /^\| \(b\)/ { b = $3 } /^\| \(c\)/ { c = $3 } /^link bound/ { split($0, w, " "); bound = w[8] }
-    END { printf "| %s | %s | %d | %.1f | %.1f | %s | %s |\n", layout, a, run, b, c,
-          bound ? sprintf("%.1f", bound) : "-", bound ? sprintf("%.2f", b / bound) : "-" }' "$4"
+# link: on 2 fresh nodes, iperf3 from node1 to node2 (IPERF_SECONDS each), both directions at once and
+# then one way; sets measured (Gbit/s, the slower direction of the two at once: what a full-duplex
+# all-reduce gets) and prints a line with both.
+link() {
+  local server json one_way
+  netns_up 2 "$rate" > /dev/null
+  netns_exec node2 iperf3 --server --bind 10.77.0.2 > "$FUSETRAIN_TMP/iperf3-server.log" 2>&1 &
+  server=$!
+  for _ in $(seq 50); do netns_exec node1 bash -c 'exec 3<>/dev/tcp/10.77.0.2/5201' 2>/dev/null && break; sleep 0.1; done
+  json=$FUSETRAIN_TMP/iperf3
+  netns_exec node1 iperf3 --client 10.77.0.2 --time "${IPERF_SECONDS:-3}" --bidir --json > "$json-bidir.json"
+  netns_exec node1 iperf3 --client 10.77.0.2 --time "${IPERF_SECONDS:-3}" --json > "$json-oneway.json"
+  kill "$server" 2>/dev/null || true
+  netns_down
+  measured=$(jq '[.end.sum_received.bits_per_second, .end.sum_received_bidir_reverse.bits_per_second] | min / 1e9' \
+    "$json-bidir.json")
+  one_way=$(jq '.end.sum_received.bits_per_second / 1e9' "$json-oneway.json")
+  awk -v m="$measured" -v o="$one_way" -v r="$rate" 'BEGIN {
+    printf "--- link node1-node2, shaped to %s, iperf3: %.3f Gbit/s each way with both directions busy, %.3f Gbit/s one way\n",
+           r, m, o }'
 }
 
-# allreduce NODES: REPEATS runs of each algorithm in turn, K ranks on each of NODES nodes; a row per run
-# with the fusion engine's time (b), one buffer's (c) and the link bound.
+# row LAYOUT ALGORITHM RUN LOG: the table row of one bench allreduce log: the bound and b/bound at the
+# nominal rate (from the log) and at the measured one (only where the log has a bound).
+row() {
+  awk -v layout="$1" -v a="$2" -v run="$3" -v scale="$(awk -v g="$gbit" -v m="$measured" 'BEGIN { print g / m }')" -F'|' '
+    /^\| \(b\)/ { b = $3 } /^\| \(c\)/ { c = $3 } /^link bound/ { split($0, w, " "); bound = w[8] }
+    END { printf "| %s | %s | %d | %.1f | %.1f | %s | %s | %s | %s |\n", layout, a, run, b, c,
+          bound ? sprintf("%.1f", bound) : "-", bound ? sprintf("%.2f", b / bound) : "-",
+          bound ? sprintf("%.1f", bound * scale) : "-", bound ? sprintf("%.2f", b / (bound * scale)) : "-" }' "$4"
+}
+
+# The all-reduce variants: name and bench allreduce options. Hierarchical only where a node runs several
+# ranks (with one, it is the flat ring among the same ranks).
+variants() {
+  echo "mpi native|--allreduce flat --mpi-algorithm native"
+  echo "mpi ring|--allreduce flat --mpi-algorithm ring"
+  [ "$per_node" -eq 1 ] || echo "mpi hierarchical|--allreduce hierarchical"
+  echo "gloo|--backend gloo --allreduce flat"
+}
+
+# allreduce NODES: REPEATS runs of each variant in turn, K ranks on each of NODES nodes; a row per run
+# with the fusion engine's time (b), one buffer's (c) and the link bounds.
 allreduce() {
-  local nodes=$1 algorithm log run
+  local nodes=$1 name args log run
   netns_up "$nodes" "$rate" > /dev/null
   for run in $(seq "${REPEATS:-3}"); do
-    for algorithm in flat hierarchical; do
-      log=$FUSETRAIN_TMP/allreduce-${nodes}x$per_node-$algorithm-$run.log
-      bench_allreduce "$log" "$(hosts "$nodes" "$per_node")" $((nodes * per_node)) --allreduce "$algorithm" \
-        --link-gbit "$gbit"
-      row "$nodes x $per_node" "$algorithm" "$run" "$log"
-    done
+    while IFS='|' read -r name args; do
+      log=$FUSETRAIN_TMP/allreduce-${nodes}x$per_node-${name// /-}-$run.log
+      # shellcheck disable=SC2086  # $args is a list of options
+      bench_allreduce "$log" "$(hosts "$nodes" "$per_node")" $((nodes * per_node)) $args --link-gbit "$gbit" < /dev/null
+      row "$nodes x $per_node" "$name" "$run" "$log"
+    done < <(variants)
     # The same ranks on one node: no network, the machine's own speed for this many ranks.
     log=$FUSETRAIN_TMP/allreduce-1x$((nodes * per_node))-$run.log
     bench_allreduce "$log" "node1:$((nodes * per_node))" $((nodes * per_node)) --allreduce flat
@@ -77,32 +111,42 @@ autotune() {
   netns_down
 }
 
-# step NAME NODES RANKS_PER_NODE: images/s of ResNet-18 training steps (one thread per rank).
+# step NAME NODES RANKS_PER_NODE [ARGS...]: "images/s|all-reduce ms|exposed ms|hidden" of ResNet-18 training
+# steps (one thread per rank; the last three per step, averaged over ranks).
 step() {
-  local log=$FUSETRAIN_TMP/step-$1.log
-  mn_mpirun node1 "$(hosts "$2" "$3")" $(($2 * $3)) "$FT" bench step-worker --model resnet18 --device cpu \
-    --threads 1 --batch "${BATCH:-32}" --steps "${STEPS:-5}" --warmup 2 > "$log" 2>&1 ||
+  local log=$FUSETRAIN_TMP/step-$1.log nodes=$2 per=$3
+  shift 3
+  mn_mpirun node1 "$(hosts "$nodes" "$per")" $((nodes * per)) "$FT" bench step-worker --model resnet18 --device cpu \
+    --threads 1 --batch "${BATCH:-32}" --steps "${STEPS:-5}" --warmup 2 "$@" > "$log" 2>&1 ||
     { tail -n 20 "$log"; mn_fail "bench step-worker failed (see $log)"; }
-  sed -n 's/^images_per_s=\([0-9.]*\) .*/\1/p' "$log"
+  awk '/^images_per_s=/ { for (i = 1; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+       printf "%s|%s|%s|%s\n", v["images_per_s"], v["allreduce_ms"], v["exposed_ms"], v["hidden"] }' "$log"
 }
 
-echo "--- ResNet-18 fused all-reduce (44.7 MB fp32), $rate links"
-printf '| nodes x ranks | algorithm | run | b_ms | c_ms | bound_ms | b/bound |\n|---|---|---|---|---|---|---|\n'
+link
+header='| nodes x ranks | %s | run | b_ms | c_ms | bound_ms | b/bound | measured_bound_ms | b/measured_bound |'
+rule='|---|---|---|---|---|---|---|---|---|'
+echo "--- ResNet-18 fused all-reduce (44.7 MB fp32), $rate links (bound at the nominal rate, and at the measured one)"
+printf "$header\n%s\n" algorithm "$rule"
 for nodes in ${NODES:-2 4}; do allreduce "$nodes"; done
 
 echo "--- the same, fusion buckets fixed against autotuned"
-printf '| nodes x ranks | buckets | run | b_ms | c_ms | bound_ms | b/bound |\n|---|---|---|---|---|---|---|\n'
+printf "$header\n%s\n" buckets "$rule"
 autotune
 
 netns_up 2 "$rate" > /dev/null
 one=$(step 1x1 1 1)
 two_nodes=$(step 2x1 2 1)
+two_native=$(step 2x1-native 2 1 --mpi-algorithm native)
 one_node=$(step 1x2 1 2)
-echo "--- ResNet-18 steps, batch ${BATCH:-32} per rank, 1 thread per rank, $rate links"
-printf '| layout | images_per_s | scaling_efficiency |\n|---|---|---|\n'
+echo "--- ResNet-18 steps, batch ${BATCH:-32} per rank, 1 thread per rank, $rate links; per step: all-reduce time" \
+  "on the communication thread, the part the training thread waited for (exposed) and the share hidden"
+printf '| layout | images_per_s | scaling_efficiency | allreduce_ms | exposed_ms | hidden |\n|---|---|---|---|---|---|\n'
 for row in "1 node x 1 rank:$one:1" "2 nodes x 1 rank (TCP between nodes):$two_nodes:2" \
-  "1 node x 2 ranks (shared memory):$one_node:2"; do
-  IFS=: read -r name ips n <<< "$row"
-  awk -v name="$name" -v ips="$ips" -v n="$n" -v base="$one" \
-    'BEGIN { printf "| %s | %.1f | %.1f%% |\n", name, ips, 100 * ips / (n * base) }'
+  "2 nodes x 1 rank, MPI_Iallreduce (native):$two_native:2" "1 node x 2 ranks (shared memory):$one_node:2"; do
+  IFS=: read -r name result n <<< "$row"
+  IFS='|' read -r ips allreduce exposed hidden <<< "$result"
+  awk -v name="$name" -v ips="$ips" -v n="$n" -v base="${one%%|*}" -v a="$allreduce" -v e="$exposed" -v h="$hidden" \
+    'BEGIN { printf "| %s | %.1f | %.1f%% | %s | %s | %s |\n", name, ips, 100 * ips / (n * base), a == "" ? "-" : a,
+             e == "" ? "-" : e, h == "" ? "-" : sprintf("%.0f%%", 100 * h) }'
 done

@@ -32,7 +32,7 @@ FIELDS = {
     "/epochs": {"epoch": _I32, "evaluated": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
                 "test_acc": _F64, "lr": _F64, "epoch_time_s": _F64, "images_per_s": _F64},
     "/ranks": {"hostname": _TEXT, "device": _TEXT, "local_rank": _I32, "peak_memory_bytes": _I64,
-               "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, **{phase: _F64 for phase in PHASES}, "phase_clock": _TEXT,
+               "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, "comm_hidden_fraction": _F64, **{phase: _F64 for phase in PHASES}, "phase_clock": _TEXT,
                "train_loss": _F64, "train_acc": _F64, "test_images": _I64, "test_loss": _F64, "test_acc": _F64},
     "/rank_epochs": {"rank": _I32, "epoch": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
                      "test_acc": _F64},

@@ -42,13 +42,7 @@ void gloo_ring_allreduce(gloo::Context& context, const std::vector<SpanRegion>& 
   std::vector<Buffer> buffers;
   for (const SpanRegion& region : regions)
     buffers.push_back(context.createUnboundBuffer(region.data, region.count * element_size));
-  std::size_t largest = 0;
-  for (int chunk = 0; chunk < size; ++chunk)
-    for (std::size_t j = 0; j < plan.segments(); ++j) {
-      const auto [begin, end] = plan.segment(chunk, j);
-      largest = std::max(largest, end - begin);
-    }
-  const std::size_t half = largest * element_size;
+  const std::size_t half = plan.largest_segment() * element_size;
   std::vector<char> scratch(2 * half);
   Buffer tmp = context.createUnboundBuffer(scratch.data(), scratch.size());
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -87,15 +88,17 @@ TEST(RingPlan, SegmentsTileTheVectorWithinTheBound) {
       const RingPlan plan({700, 1, 300}, ranks, max_segment);
       EXPECT_EQ(plan.total(), 1001u);
       EXPECT_GE(plan.segments(), 2u) << "a chunk of several elements must pipeline";
-      std::size_t next = 0;
+      std::size_t next = 0, largest = 0;
       for (int c = 0; c < ranks; ++c)
         for (std::size_t j = 0; j < plan.segments(); ++j) {
           const auto [begin, end] = plan.segment(c, j);
           EXPECT_EQ(begin, next);
           EXPECT_LE(end - begin, max_segment);
+          largest = std::max(largest, end - begin);
           next = end;
         }
       EXPECT_EQ(next, plan.total());
+      EXPECT_EQ(plan.largest_segment(), largest) << "receive buffers are sized by it";
     }
 }
 
