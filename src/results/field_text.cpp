@@ -1,11 +1,11 @@
-// Text form of single field values: integers and booleans in decimal, doubles with 17 significant
-// digits (exact round trip), text with backslash escapes for tab, newline and backslash.
+// Text form of single field values: integers and booleans in decimal, doubles as the shortest text that
+// reads back exactly (config/number_text.h), text with backslash escapes for tab, newline and backslash.
 #include "results/field_text.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <variant>
 
+#include "config/number_text.h"
 #include "runtime/error.h"
 
 namespace ft::field_text {
@@ -22,12 +22,11 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-template <typename T>
-T number(const std::string& text, const std::string& what) {
+double number(const std::string& text, const std::string& what) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   FT_REQUIRE(!text.empty() && *end == '\0', what, ": '", text, "' is not a number");
-  return static_cast<T>(value);
+  return value;
 }
 
 std::int64_t integer(const std::string& text, const std::string& what) {
@@ -44,11 +43,7 @@ std::string format(const FieldRef& ref) {
     std::string operator()(int* v) const { return std::to_string(*v); }
     std::string operator()(bool* v) const { return *v ? "1" : "0"; }
     std::string operator()(std::int64_t* v) const { return std::to_string(*v); }
-    std::string operator()(double* v) const {
-      char text[40];
-      std::snprintf(text, sizeof(text), "%.17g", *v);
-      return text;
-    }
+    std::string operator()(double* v) const { return shortest_number(*v); }
     std::string operator()(std::string* v) const { return escape(*v); }
   };
   return std::visit(Visitor{}, ref);
@@ -61,7 +56,7 @@ void parse(const FieldRef& ref, const std::string& text, const std::string& what
     void operator()(int* v) const { *v = static_cast<int>(integer(text, what)); }
     void operator()(bool* v) const { *v = integer(text, what) != 0; }
     void operator()(std::int64_t* v) const { *v = integer(text, what); }
-    void operator()(double* v) const { *v = number<double>(text, what); }
+    void operator()(double* v) const { *v = number(text, what); }
     void operator()(std::string* v) const { *v = text; }
   };
   std::visit(Visitor{text, what}, ref);
