@@ -108,6 +108,7 @@ struct Trainer::State {
   std::unique_ptr<LearningRateSchedule> schedule;
   std::unique_ptr<Lookahead> lookahead;
   std::unique_ptr<Resume> resume;
+  CheckpointPolicy checkpoint_policy;  // how many checkpoints to keep, and what to do when all are damaged
   ResumeSource resume_from;  // the checkpoint file this run starts from, until `resume` takes it
   std::unique_ptr<OpProfiler> profiler;  // per-operator trace of a window of steps (profile.*)
   AugmentParams train_params, test_params;
@@ -191,8 +192,8 @@ void Trainer::plan_segment() {
   here.backend = backend_.name();
   here.device = device_name(device_);
   here.started_at = options_.started_at;
-  const CheckpointPolicy policy{configured_.train.keep_checkpoints, options_.discard_damaged_checkpoints};
-  state_->resume_from = choose_resume_source(options_.checkpoint_path, world_, policy);
+  state_->checkpoint_policy = {configured_.train.keep_checkpoints, options_.discard_damaged_checkpoints};
+  state_->resume_from = choose_resume_source(options_.checkpoint_path, world_, state_->checkpoint_policy);
   const auto saved = saved_position(state_->resume_from.path, run_fingerprint(configured_));
   plan_ = ft::plan_segment(configured_, here, saved ? &*saved : nullptr);
   config_ = segment_config(configured_, plan_);
@@ -348,8 +349,7 @@ void Trainer::plan_steps() {
   s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(configured_), world_,
                                       CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra,
                                                         c.train.seed},
-                                      CheckpointPolicy{c.train.keep_checkpoints, options_.discard_damaged_checkpoints},
-                                      std::move(s.resume_from));
+                                      s.checkpoint_policy, std::move(s.resume_from));
   s.profiler = std::make_unique<OpProfiler>(c.profile, world_.rank(), device_.is_cuda());
   out_.rank.hostname = world_.hostname();
   out_.rank.device = device_name(device_);
