@@ -16,8 +16,10 @@
 namespace ft {
 namespace {
 
+// Each test writes its own folder: ctest runs the tests of this file as separate processes at once.
 std::string tiny_shards() {
-  const std::string dir = std::string(FT_TEST_TMP) + "/resume-data";
+  const std::string dir =
+      std::string(FT_TEST_TMP) + "/resume-data-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   paths::remove_all(dir);
   paths::create_directories(dir);
   std::mt19937 rng(5);
