@@ -19,6 +19,7 @@
 #include "app/error_text.h"
 #include "config/choices.h"
 #include "runtime/device_placement.h"
+#include "runtime/heap_policy.h"
 #include "runtime/version.h"
 #include "runtime/world.h"
 #include "train/cpu_capabilities.h"
@@ -68,6 +69,7 @@ void print_build() {
   const HostCpu cpu = host_cpu();
   std::printf("CPU: %s; bf16 unit: %s%s\n", cpu.name.empty() ? "unknown" : cpu.name.c_str(),
               describe(cpu.bf16).c_str(), cpu.max_isa.empty() ? "" : (" under ONEDNN_MAX_CPU_ISA=" + cpu.max_isa).c_str());
+  std::printf("host heap: %s\n", heap_policy_description().c_str());
 }
 
 // Rank 0 prints one line per rank: its node, local rank, CUDA_VISIBLE_DEVICES and device.

@@ -5,9 +5,11 @@
 #include <string>
 
 #include "app/commands.h"
+#include "runtime/heap_policy.h"
 #include "runtime/version.h"
 
 int main(int argc, char** argv) {
+  ft::keep_freed_memory();
   const std::string usage =
       "usage: fusetrain <command> [options]\n\n"
       "commands:\n"
