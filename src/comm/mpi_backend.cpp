@@ -150,11 +150,11 @@ bool MpiBackend::use_ring(std::size_t bytes) const {
   return mpi_algorithm_ == MpiAlgorithm::ring || (mpi_algorithm_ == MpiAlgorithm::automatic && bytes >= kRingMinBytes);
 }
 
-// Segments of chunk_bytes_, kMaxInFlight of them in flight each way: the sizes that keep the chunked
-// MPI_Iallreduce cache-sized and pipelined serve the ring's messages too.
+// Eager-sized segments (kRingSegmentBytes, or the tests' smaller chunk_bytes_), kRingWindow of them in
+// flight each way.
 void MpiBackend::ring_regions(PollBackoff& wait, MPI_Comm comm, const std::vector<SpanRegion>& regions,
                               DType dtype) {
-  const MpiRingOptions options{chunk_bytes_, kMaxInFlight, kRingTag};
+  const MpiRingOptions options{std::min(chunk_bytes_, kRingSegmentBytes), kRingWindow, kRingTag};
   mpi_ring_allreduce(comm, regions, dtype_size(dtype), sums_[dtype], options, ring_, [&](bool progressed) {
     if (progressed) return wait.progressed();
     if (wait.expired()) throw inspector().stall_error(wait.elapsed_s());

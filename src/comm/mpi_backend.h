@@ -49,6 +49,13 @@ class MpiBackend : public Backend {
   // On auto, buckets from this size on take the ring; smaller ones, whose 2(N-1) dependent steps cost
   // more in latency than they save in bandwidth, take MPI_Iallreduce.
   static constexpr std::size_t kRingMinBytes = std::size_t{1} << 20;
+  // The ring's messages fit Open MPI's TCP eager limit (64 KiB with headers), so none waits for a
+  // rendezvous reply: on 2 ranks that reply travels behind the data flowing the other way, and 1 MiB
+  // messages made a ResNet-18 all-reduce between two 1 Gbit/s nodes 1.78x the link bound (665 ms against
+  // 374 ms with these). 48 in flight each way keep 3 MiB moving, as 3 x 1 MiB did; on shared memory
+  // either size takes the same time.
+  static constexpr std::size_t kRingSegmentBytes = 64000;
+  static constexpr std::size_t kRingWindow = 48;
 
   // Collective over world. Tests pass a small `chunk_bytes` to exercise chunk boundaries.
   MpiBackend(const World& world, const BackendOptions& options, std::size_t chunk_bytes = kChunkBytes);
