@@ -96,8 +96,8 @@ int bench_allreduce(int argc, char** argv) {
       ("allreduce", po::value<std::string>()->default_value("auto"), choice_list<AllreduceAlgorithm>(" | ").c_str())
       ("mpi-algorithm", po::value<std::string>()->default_value("auto"),
        (choice_list<MpiAlgorithm>(" | ") + " (as distributed.mpi_algorithm)").c_str())
-      ("bucket-mib", po::value<double>()->default_value(25), "fusion bucket size")
-      ("first-bucket-mib", po::value<double>()->default_value(1), "first bucket size")
+      ("bucket-mib", po::value<double>()->default_value(DistributedConfig{}.bucket_mib), "fusion bucket size")
+      ("first-bucket-mib", po::value<double>()->default_value(DistributedConfig{}.first_bucket_mib), "first bucket size")
       ("autotune", "choose the bucket sizes by timing candidates first (as distributed.autotune)")
       ("iterations", po::value<int>()->default_value(20), "timed iterations")
       ("link-gbit", po::value<double>()->default_value(0), "bandwidth of one node's link: print the bound")

@@ -15,6 +15,7 @@
 
 #include "comm/backend.h"
 #include "comm/bucket_plan.h"
+#include "config/schema.h"
 
 namespace ft {
 
@@ -28,8 +29,8 @@ struct NamedTensor {
 };
 
 struct GradientEngineOptions {
-  double bucket_mib = 25;
-  double first_bucket_mib = 1;
+  double bucket_mib = DistributedConfig{}.bucket_mib;
+  double first_bucket_mib = DistributedConfig{}.first_bucket_mib;
   // The all-reduce's wire type: at::kHalf or at::kBFloat16 converts each bucket to it (half the bytes);
   // at::kFloat (the default) sends the gradients as they are.
   at::ScalarType wire = at::kFloat;

@@ -9,8 +9,8 @@
 namespace ft {
 
 struct BucketSizes {
-  double bucket_mib = 25;
-  double first_bucket_mib = 1;
+  double bucket_mib = DistributedConfig{}.bucket_mib;
+  double first_bucket_mib = DistributedConfig{}.first_bucket_mib;
 };
 
 struct BucketTrial {

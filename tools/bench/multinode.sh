@@ -94,7 +94,7 @@ allreduce() {
   netns_down
 }
 
-# autotune: on 2 nodes, REPEATS runs of the flat all-reduce with the default buckets (25 MiB, first
+# autotune: on 2 nodes, REPEATS runs of the flat all-reduce with the default buckets (4 MiB, first
 # 1 MiB) and with the sizes bench allreduce --autotune picks, in turn.
 autotune() {
   local run log tuned
