@@ -2,7 +2,8 @@
 # The inter-node benchmarks on network-namespace nodes (tests/multinode/netns_cluster.sh; root only): the
 # links' real capacity (iperf3), fused ResNet-18 all-reduce at 2 and 4 nodes - MPI's own MPI_Iallreduce
 # against the ring, hierarchical, Gloo - beside the bound at the nominal and the measured rate, fixed
-# against autotuned fusion buckets, and step scaling with the all-reduce time hidden behind backward.
+# against autotuned fusion buckets, and step scaling with the all-reduce time hidden behind backward
+# (REPEATS runs of every layout in turn, each against its own run's 1-node figure, and their median).
 #
 # Usage: tools/bench/multinode.sh OUT        (as root; writes OUT/*.log and prints the tables)
 # Environment: FUSETRAIN_BIN_DIR (default build/bin), RATE (link bandwidth, default 10gbit), NODES (default
@@ -134,19 +135,33 @@ echo "--- the same, fusion buckets fixed against autotuned"
 printf "$header\n%s\n" buckets "$rule"
 autotune
 
+# step_rows RUN: one run of the four layouts in turn, a row each; scaling is against this run's 1 x 1
+# figure, so a drift of the machine's speed between runs does not enter it. Appends the 2-node scaling
+# to the file $scaling.
+step_rows() {
+  local one two_nodes two_native one_node row name result n ips allreduce exposed hidden
+  one=$(step "1x1-$1" 1 1)
+  two_nodes=$(step "2x1-$1" 2 1)
+  two_native=$(step "2x1-native-$1" 2 1 --mpi-algorithm native)
+  one_node=$(step "1x2-$1" 1 2)
+  for row in "1 node x 1 rank:$one:1" "2 nodes x 1 rank (TCP between nodes):$two_nodes:2" \
+    "2 nodes x 1 rank, MPI_Iallreduce (native):$two_native:2" "1 node x 2 ranks (shared memory):$one_node:2"; do
+    IFS=: read -r name result n <<< "$row"
+    IFS='|' read -r ips allreduce exposed hidden <<< "$result"
+    awk -v name="$name" -v run="$1" -v ips="$ips" -v n="$n" -v base="${one%%|*}" -v a="$allreduce" -v e="$exposed" \
+      -v h="$hidden" 'BEGIN { printf "| %s | %s | %.1f | %.1f%% | %s | %s | %s |\n", name, run, ips, 100 * ips / (n * base),
+                              a == "" ? "-" : a, e == "" ? "-" : e, h == "" ? "-" : sprintf("%.0f%%", 100 * h) }'
+  done
+  awk -v ips="${two_nodes%%|*}" -v base="${one%%|*}" 'BEGIN { printf "%.1f\n", 100 * ips / (2 * base) }' >> "$scaling"
+}
+
 netns_up 2 "$rate" > /dev/null
-one=$(step 1x1 1 1)
-two_nodes=$(step 2x1 2 1)
-two_native=$(step 2x1-native 2 1 --mpi-algorithm native)
-one_node=$(step 1x2 1 2)
 echo "--- ResNet-18 steps, batch ${BATCH:-32} per rank, 1 thread per rank, $rate links; per step: all-reduce time" \
   "on the communication thread, the part the training thread waited for (exposed) and the share hidden"
-printf '| layout | images_per_s | scaling_efficiency | allreduce_ms | exposed_ms | hidden |\n|---|---|---|---|---|---|\n'
-for row in "1 node x 1 rank:$one:1" "2 nodes x 1 rank (TCP between nodes):$two_nodes:2" \
-  "2 nodes x 1 rank, MPI_Iallreduce (native):$two_native:2" "1 node x 2 ranks (shared memory):$one_node:2"; do
-  IFS=: read -r name result n <<< "$row"
-  IFS='|' read -r ips allreduce exposed hidden <<< "$result"
-  awk -v name="$name" -v ips="$ips" -v n="$n" -v base="${one%%|*}" -v a="$allreduce" -v e="$exposed" -v h="$hidden" \
-    'BEGIN { printf "| %s | %.1f | %.1f%% | %s | %s | %s |\n", name, ips, 100 * ips / (n * base), a == "" ? "-" : a,
-             e == "" ? "-" : e, h == "" ? "-" : sprintf("%.0f%%", 100 * h) }'
-done
+printf '| layout | run | images_per_s | scaling_efficiency | allreduce_ms | exposed_ms | hidden |\n'
+printf '|---|---|---|---|---|---|---|\n'
+scaling=$FUSETRAIN_TMP/step-scaling.txt
+: > "$scaling"
+for run in $(seq "${REPEATS:-3}"); do step_rows "$run"; done
+sort -n "$scaling" | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+  printf "--- step scaling from 1 to 2 nodes: median %.1f%% of %d runs (lowest %.1f%%, highest %.1f%%)\n", m, NR, v[1], v[NR] }'
