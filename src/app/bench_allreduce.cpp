@@ -68,10 +68,10 @@ void print_table(const Config& config, const Backend& backend, const World& worl
   const double bus = ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
   const std::string mpi = backend.name() == "mpi" ? cat(", ", choice_name(s.mpi_algorithm)) : "";
   std::printf("all-reduce of %s gradients: %zu tensors, %.1f MB fp32, %d ranks on %d node(s), backend %s (%s%s), "
-              "%zu buckets (%g MiB, first %g MiB), median of %d\n\n",
+              "%zu buckets (%g MiB, first %g MiB, last at most %g MiB), median of %d\n\n",
               choice_name(config.model.name), s.tensors, mb, ranks, nodes, backend.name().c_str(),
               choice_name(backend.allreduce_algorithm()), mpi.c_str(), engine.buckets().size(), options.bucket_mib,
-              options.first_bucket_mib, s.iterations);
+              options.first_bucket_mib, options.last_bucket_mib, s.iterations);
   std::printf("| variant | time_ms | algbw_GB_s | busbw_GB_s |\n|---|---|---|---|\n");
   const auto row = [&](const char* variant, double seconds) {
     std::printf("| %s | %.2f | %.2f | %.2f |\n", variant, seconds * 1e3, mb / 1e3 / seconds, bus * mb / 1e3 / seconds);
@@ -98,6 +98,8 @@ int bench_allreduce(int argc, char** argv) {
        (choice_list<MpiAlgorithm>(" | ") + " (as distributed.mpi_algorithm)").c_str())
       ("bucket-mib", po::value<double>()->default_value(DistributedConfig{}.bucket_mib), "fusion bucket size")
       ("first-bucket-mib", po::value<double>()->default_value(DistributedConfig{}.first_bucket_mib), "first bucket size")
+      ("last-bucket-mib", po::value<double>()->default_value(DistributedConfig{}.last_bucket_mib),
+       "most of the last bucket")
       ("autotune", "choose the bucket sizes by timing candidates first (as distributed.autotune)")
       ("iterations", po::value<int>()->default_value(20), "timed iterations")
       ("link-gbit", po::value<double>()->default_value(0), "bandwidth of one node's link: print the bound")
@@ -146,6 +148,7 @@ int bench_allreduce(int argc, char** argv) {
     GradientEngineOptions engine_options;
     engine_options.bucket_mib = vm["bucket-mib"].as<double>();
     engine_options.first_bucket_mib = vm["first-bucket-mib"].as<double>();
+    engine_options.last_bucket_mib = vm["last-bucket-mib"].as<double>();
     engine_options.average = false;  // (a) and (c) sum too: compare like with like
     if (vm.count("autotune")) apply_autotuned_buckets(*backend, world, named, engine_options);
     Timeline timeline(!vm["timeline"].as<std::string>().empty());

@@ -23,8 +23,37 @@ std::string TensorSpec::describe() const {
   return out.str();
 }
 
+namespace {
+
+std::size_t bytes_of(const TensorSpec& t) { return static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype); }
+
+// Splits the final bucket (the gradients backward produces last) when it holds more than last_bytes: its
+// tail tensors, up to last_bytes, travel alone after the rest has left while backward still ran.
+void split_last_bucket(std::vector<BucketSpec>& buckets, const std::vector<TensorSpec>& tensors,
+                       std::size_t last_bytes) {
+  if (buckets.size() < 2 || buckets.back().tensors.size() < 2) return;
+  const BucketSpec whole = buckets.back();
+  if (static_cast<std::size_t>(whole.numel) * dtype_size(whole.dtype) <= last_bytes) return;
+  std::size_t tail_bytes = 0, keep = whole.tensors.size();
+  while (keep > 1 && tail_bytes + bytes_of(tensors[whole.tensors[keep - 1]]) <= last_bytes)
+    tail_bytes += bytes_of(tensors[whole.tensors[--keep]]);
+  if (keep == whole.tensors.size()) return;
+  BucketSpec head, tail;
+  head.dtype = tail.dtype = whole.dtype;
+  for (std::size_t s = 0; s < whole.tensors.size(); ++s) {
+    BucketSpec& part = s < keep ? head : tail;
+    part.tensors.push_back(whole.tensors[s]);
+    part.offsets.push_back(part.numel);
+    part.numel += tensors[whole.tensors[s]].numel();
+  }
+  buckets.back() = head;
+  buckets.push_back(tail);
+}
+
+}  // namespace
+
 std::vector<BucketSpec> plan_buckets(const std::vector<TensorSpec>& tensors, std::size_t first_bytes,
-                                     std::size_t bucket_bytes) {
+                                     std::size_t bucket_bytes, std::size_t last_bytes) {
   std::vector<BucketSpec> buckets;
   BucketSpec current;
   std::size_t current_bytes = 0;
@@ -35,7 +64,7 @@ std::vector<BucketSpec> plan_buckets(const std::vector<TensorSpec>& tensors, std
   };
   for (std::size_t k = tensors.size(); k-- > 0;) {
     const auto& t = tensors[k];
-    const std::size_t bytes = static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype);
+    const std::size_t bytes = bytes_of(t);
     const std::size_t limit = buckets.empty() ? first_bytes : bucket_bytes;
     const bool other_dtype = !current.tensors.empty() && current.dtype != t.dtype;
     if (other_dtype || (!current.tensors.empty() && current_bytes + bytes > limit)) close();
@@ -46,6 +75,7 @@ std::vector<BucketSpec> plan_buckets(const std::vector<TensorSpec>& tensors, std
     current_bytes += bytes;
   }
   close();
+  split_last_bucket(buckets, tensors, last_bytes);
   return buckets;
 }
 

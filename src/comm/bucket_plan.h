@@ -26,9 +26,11 @@ struct BucketSpec {
 };
 
 // Buckets in launch order: the first holds the last-registered tensors and is at most first_bytes;
-// the rest at most bucket_bytes; a tensor larger than a bucket gets a bucket of its own.
+// the rest at most bucket_bytes; a tensor larger than a bucket gets a bucket of its own. A final bucket
+// of several tensors above last_bytes is split so that its first-registered tensors, up to last_bytes,
+// form a bucket of their own: what is left to send once backward ends stays small.
 std::vector<BucketSpec> plan_buckets(const std::vector<TensorSpec>& tensors, std::size_t first_bytes,
-                                     std::size_t bucket_bytes);
+                                     std::size_t bucket_bytes, std::size_t last_bytes);
 
 // Compares every rank's tensor list (gathered as text) and throws an ft::Error naming the first
 // differing tensor and the ranks on each side. `lists[r]` is describe_all() of rank r.

@@ -190,6 +190,9 @@ void validate_for_device(const Config& c, bool cuda_available) {
   FT_REQUIRE(c.distributed.first_bucket_mib <= c.distributed.bucket_mib,
              "distributed.first_bucket_mib (", c.distributed.first_bucket_mib,
              ") must not exceed distributed.bucket_mib (", c.distributed.bucket_mib, ")");
+  FT_REQUIRE(c.distributed.last_bucket_mib <= c.distributed.bucket_mib,
+             "distributed.last_bucket_mib (", c.distributed.last_bucket_mib,
+             ") must not exceed distributed.bucket_mib (", c.distributed.bucket_mib, ")");
   FT_REQUIRE(!c.data.path.empty(), "data.path is not set: point it at a folder written by fusetrain-prep");
 }
 

@@ -303,6 +303,9 @@ std::vector<Option> option_table(Config& c) {
   b.number("distributed.bucket_mib", &c.distributed.bucket_mib, "fusion bucket size in MiB", above(0));
   b.number("distributed.first_bucket_mib", &c.distributed.first_bucket_mib,
            "size of the first (earliest) bucket in MiB", above(0));
+  b.number("distributed.last_bucket_mib", &c.distributed.last_bucket_mib,
+           "most of the last bucket in MiB (the gradients backward produces last; left to send when it ends)",
+           above(0));
   b.choice("distributed.compression", &c.distributed.compression, "gradient wire format");
   b.flag("distributed.autotune", &c.distributed.autotune,
          "at start, time a few fusion bucket sizes on the model's gradients and use the fastest "

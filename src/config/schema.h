@@ -110,6 +110,9 @@ struct DistributedConfig {
   // 225-265 ms with 25 MiB, whose last bucket closed only at the end of backward.
   double bucket_mib = 4;
   double first_bucket_mib = 1;      // smaller first bucket so communication starts early
+  // A larger last bucket is split so that what backward produces last travels alone: at 1 Gbit/s the
+  // training thread then waits well under a millisecond for it instead of 6-10 ms for 1 MiB.
+  double last_bucket_mib = 0.25;
   bool autotune = false;            // time candidate bucket sizes at start, keep the fastest
   Compression compression = Compression::none;  // on the wire
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // flat, or through node leaders

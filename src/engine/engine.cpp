@@ -71,7 +71,8 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
   prescale_tensor_.unsafeGetTensorImpl()->set_wrapped_number(true);
 
   const auto mib = [](double m) { return static_cast<std::size_t>(m * 1024 * 1024); };
-  plan_ = plan_buckets(specs_, mib(options_.first_bucket_mib), mib(options_.bucket_mib));
+  plan_ = plan_buckets(specs_, mib(options_.first_bucket_mib), mib(options_.bucket_mib),
+                       mib(options_.last_bucket_mib));
   bucket_of_.resize(specs_.size());
   slot_of_.resize(specs_.size());
   on_device_ = !params_.empty() && params_.front().tensor.is_cuda();

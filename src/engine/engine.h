@@ -31,6 +31,7 @@ struct NamedTensor {
 struct GradientEngineOptions {
   double bucket_mib = DistributedConfig{}.bucket_mib;
   double first_bucket_mib = DistributedConfig{}.first_bucket_mib;
+  double last_bucket_mib = DistributedConfig{}.last_bucket_mib;
   // The all-reduce's wire type: at::kHalf or at::kBFloat16 converts each bucket to it (half the bytes);
   // at::kFloat (the default) sends the gradients as they are.
   at::ScalarType wire = at::kFloat;

@@ -158,6 +158,7 @@ const FieldGroup<RunSummary>& summary_fields() {
       FT_FIELD(RunSummary, skipped_steps, "steps skipped by the fp16 loss scaler"),
       FT_FIELD(RunSummary, bucket_mib, "fusion bucket size in MiB the run used (configured or autotuned)"),
       FT_FIELD(RunSummary, first_bucket_mib, "first fusion bucket size in MiB the run used"),
+      FT_FIELD(RunSummary, last_bucket_mib, "most of the last fusion bucket in MiB the run used"),
       FT_FIELD(RunSummary, buckets_autotuned, "1 when distributed.autotune chose the bucket sizes"),
   }};
   return group;

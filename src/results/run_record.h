@@ -72,7 +72,7 @@ struct RunSummary {
   int overfit_epoch = 0;               // first epoch of the rising-test-loss window
   bool stopped_early = false;
   std::int64_t optimizer_steps = 0, skipped_steps = 0;
-  double bucket_mib = 0, first_bucket_mib = 0;  // fusion buckets in use: configured or autotuned
+  double bucket_mib = 0, first_bucket_mib = 0, last_bucket_mib = 0;  // fusion buckets in use
   bool buckets_autotuned = false;
 };
 

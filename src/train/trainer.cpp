@@ -291,6 +291,7 @@ void Trainer::make_engine() {
   GradientEngineOptions options;
   options.bucket_mib = config_.distributed.bucket_mib;
   options.first_bucket_mib = config_.distributed.first_bucket_mib;
+  options.last_bucket_mib = config_.distributed.last_bucket_mib;
   options.wire = wire_type(config_.distributed.compression);
   options.stall_timeout_s = config_.distributed.stall_timeout_s;
   options.timeline = timeline_;
@@ -300,6 +301,7 @@ void Trainer::make_engine() {
   if (config_.distributed.autotune) apply_autotuned_buckets(backend_, world_, named, options);
   out_.summary.bucket_mib = options.bucket_mib;
   out_.summary.first_bucket_mib = options.first_bucket_mib;
+  out_.summary.last_bucket_mib = options.last_bucket_mib;
   out_.summary.buckets_autotuned = config_.distributed.autotune;
   s.engine = std::make_unique<GradientEngine>(backend_, world_, named, options);
   s.groups = group_parameters(all_named, network_->parameter_rules());

@@ -76,6 +76,8 @@ train: {device: cuda}" "train\.device is 'cuda' but no CUDA device is available"
 fi
 check config_case buckets_inverted "$base
 distributed: {bucket_mib: 1, first_bucket_mib: 4}" "distributed\.first_bucket_mib \(4\) must not exceed distributed\.bucket_mib \(1\)"
+check config_case last_bucket_too_big "$base
+distributed: {bucket_mib: 1, first_bucket_mib: 0.5, last_bucket_mib: 2}" "distributed\.last_bucket_mib \(2\) must not exceed distributed\.bucket_mib \(1\)"
 missing_file() {
   run_case missing_file 30 "$FT" train --config "$WORK/no_such.yaml"
   expect_status 2

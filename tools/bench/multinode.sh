@@ -96,7 +96,7 @@ allreduce() {
 }
 
 # autotune: on 2 nodes, REPEATS runs of the flat all-reduce with the default buckets (4 MiB, first
-# 1 MiB) and with the sizes bench allreduce --autotune picks, in turn.
+# 1 MiB, last at most 0.25 MiB) and with the sizes bench allreduce --autotune picks, in turn.
 autotune() {
   local run log tuned
   netns_up 2 "$rate" > /dev/null
