@@ -27,6 +27,14 @@ namespace {
 
 std::size_t bytes_of(const TensorSpec& t) { return static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype); }
 
+// Appends tensor `index` at the end of `bucket`.
+void append(BucketSpec& bucket, std::size_t index, const TensorSpec& t) {
+  bucket.dtype = t.dtype;
+  bucket.tensors.push_back(index);
+  bucket.offsets.push_back(bucket.numel);
+  bucket.numel += t.numel();
+}
+
 // Splits the final bucket (the gradients backward produces last) when it holds more than last_bytes: its
 // tail tensors, up to last_bytes, travel alone after the rest has left while backward still ran.
 void split_last_bucket(std::vector<BucketSpec>& buckets, const std::vector<TensorSpec>& tensors,
@@ -39,13 +47,8 @@ void split_last_bucket(std::vector<BucketSpec>& buckets, const std::vector<Tenso
     tail_bytes += bytes_of(tensors[whole.tensors[--keep]]);
   if (keep == whole.tensors.size()) return;
   BucketSpec head, tail;
-  head.dtype = tail.dtype = whole.dtype;
-  for (std::size_t s = 0; s < whole.tensors.size(); ++s) {
-    BucketSpec& part = s < keep ? head : tail;
-    part.tensors.push_back(whole.tensors[s]);
-    part.offsets.push_back(part.numel);
-    part.numel += tensors[whole.tensors[s]].numel();
-  }
+  for (std::size_t s = 0; s < whole.tensors.size(); ++s)
+    append(s < keep ? head : tail, whole.tensors[s], tensors[whole.tensors[s]]);
   buckets.back() = head;
   buckets.push_back(tail);
 }
@@ -68,10 +71,7 @@ std::vector<BucketSpec> plan_buckets(const std::vector<TensorSpec>& tensors, std
     const std::size_t limit = buckets.empty() ? first_bytes : bucket_bytes;
     const bool other_dtype = !current.tensors.empty() && current.dtype != t.dtype;
     if (other_dtype || (!current.tensors.empty() && current_bytes + bytes > limit)) close();
-    current.dtype = t.dtype;
-    current.tensors.push_back(k);
-    current.offsets.push_back(current.numel);
-    current.numel += t.numel();
+    append(current, k, t);
     current_bytes += bytes;
   }
   close();
