@@ -14,6 +14,13 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An error every rank raised at the same point from the same shared decision (a broadcast verdict): rank 0
+// reports it once and every rank ends normally, where any other error aborts the job from the rank it hit.
+class SharedError : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] void throw_error(const char* file, int line, const std::string& message);
 
 // Builds a message from streamable parts: ft::cat("shard ", path, " has ", n, " images").

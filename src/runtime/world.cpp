@@ -180,6 +180,19 @@ void World::barrier() const {
   complete("barrier", 0, request, nullptr);
 }
 
+void World::decide_on_rank0(const std::function<void()>& decide) const {
+  std::string error;
+  if (rank_ == 0) {
+    try {
+      decide();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  error = broadcast(error);
+  if (!error.empty()) throw SharedError(error);
+}
+
 void World::abort(const std::string& message, int code) const {
   std::fprintf(stderr, "fusetrain: rank %d (%s): error: %s\n", rank_, hostname_.c_str(), message.c_str());
   std::fflush(stderr);

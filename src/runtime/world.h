@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -48,6 +49,10 @@ class World {
   double allreduce_sum(double value) const;
   double allreduce_max(double value) const;
   void barrier() const;
+
+  // Collective: runs `decide` on rank 0 alone; when it throws, every rank throws a SharedError with its
+  // message, so that a refusal rank 0 found (a file it looked at) is one message and no rank hangs.
+  void decide_on_rank0(const std::function<void()>& decide) const;
 
   // Prints "fusetrain: rank R: error: message" and takes the whole job down (MPI_Abort).
   [[noreturn]] void abort(const std::string& message, int code = 1) const;
