@@ -58,6 +58,8 @@ std::string run_fingerprint(const Config& config) {
   c.precision.channels_last = defaults.precision.channels_last;
   c.profile = defaults.profile;
   c.output.save_model = defaults.output.save_model;
+  c.output.overwrite = defaults.output.overwrite;
+  c.output.dir = defaults.output.dir;  // a run folder moved to another disk is the same run
   c.elastic = defaults.elastic;
   const auto compression = c.distributed.compression;
   c.distributed = defaults.distributed;

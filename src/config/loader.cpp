@@ -58,9 +58,13 @@ struct Walk {
   }
 
   void map(const YAML::Node& node, const std::string& prefix) const {
+    std::map<std::string, YAML::Node> seen;
     for (const auto& kv : node) {
       const std::string name = kv.first.Scalar();
       const std::string key = prefix.empty() ? name : prefix + "." + name;
+      const auto [first, fresh] = seen.emplace(name, kv.first);
+      if (!fresh) throw ConfigError(where(key, kv.first), cat("duplicate key: '", key, "' is also set at line ",
+                                                              first->second.Mark().line + 1, "; keep one of them"));
       if (prefix.empty() && name == "sweep" && options.allow_sweep_block) continue;
       if (const Option* option = find(key)) {
         option->read(kv.second, where(key, kv.first));
@@ -75,11 +79,25 @@ struct Walk {
   }
 };
 
+// "; line N holds a tab ..." for the first line with a tab (YAML forbids them in indentation and
+// yaml-cpp's message never says so), else "".
+std::string tab_hint(const std::string& text) {
+  std::istringstream lines(text);
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (line.find('\t') != std::string::npos)
+      return cat("; line ", number, " holds a tab character: YAML indents and separates with spaces only");
+  }
+  return "";
+}
+
 YAML::Node parse_yaml(const std::string& text, const std::string& origin) {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw ConfigError({origin, e.mark.line + 1, e.mark.column + 1, "", ""}, cat("malformed YAML: ", e.msg));
+    throw ConfigError({origin, e.mark.line + 1, e.mark.column + 1, "", ""},
+                      cat("malformed YAML: ", e.msg, tab_hint(text)));
   }
 }
 

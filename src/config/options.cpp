@@ -3,6 +3,7 @@
 #include "config/options.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -47,6 +48,12 @@ T convert(const YAML::Node& node, const ConfigPlace& where) {
       return node.as<T>();
     }
   } catch (const YAML::Exception&) {
+    // An integer this field cannot hold ("-1" for an unsigned seed): say which ones it can.
+    const std::string& text = node.Scalar();
+    const bool integer = !text.empty() && text.find_first_not_of("+-0123456789") == std::string::npos;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      config_require(!integer, where, "'", text, "' is out of range: expected an integer from ",
+                     +std::numeric_limits<T>::min(), " to ", +std::numeric_limits<T>::max());
     throw ConfigError(where, cat("expected ", a_type_name<T>(), " value, got '", node.Scalar(), "'"));
   }
 }
@@ -67,6 +74,17 @@ Check between(double lo, double hi) {
   return [lo, hi](double v, const ConfigPlace& where) {
     config_require(v >= lo && v <= hi, where, "must be between ", lo, " and ", hi, ", got ", v);
   };
+}
+
+using TextCheck = std::function<void(const std::string&, const ConfigPlace&)>;
+
+// A file name of its own, not a path: output.name must keep the run's files inside output.dir.
+void plain_file_name(const std::string& name, const ConfigPlace& where) {
+  config_require(name.find('/') == std::string::npos, where, "'", name,
+                 "' is a path, not a file name: put folders in output.dir and give output.name without '/'");
+  config_require(name != "." && name != "..", where, "'", name, "' is not a file name");
+  config_require(name.find_first_of(std::string("\0\n\t", 3)) == std::string::npos, where,
+                 "a file name holds no NUL, newline or tab");
 }
 
 class Builder {
@@ -96,10 +114,11 @@ class Builder {
                     [field] { return YAML::Node(*field); }});
   }
 
-  void text(const std::string& key, std::string* field, const std::string& help) {
+  void text(const std::string& key, std::string* field, const std::string& help, TextCheck check = nullptr) {
     out_.push_back({key, "string", help,
-                    [field](const YAML::Node& n, const ConfigPlace& where) {
+                    [field, check](const YAML::Node& n, const ConfigPlace& where) {
                       *field = n.IsNull() ? std::string() : convert<std::string>(n, where);
+                      if (check) check(*field, where);
                     },
                     [field] { return YAML::Node(*field); }});
   }
@@ -336,10 +355,15 @@ std::vector<Option> option_table(Config& c) {
            "with elastic.batch: local, the learning rate's factor for a global batch k times the first "
            "segment's: linear (k), sqrt (sqrt k) or none (1)");
   b.text("output.dir", &c.output.dir, "folder for results files and checkpoints");
-  b.text("output.name", &c.output.name, "results file stem (default: model-dataset-Nr-timestamp)");
+  b.text("output.name", &c.output.name,
+         "results file stem, a file name without '/' (default: model-dataset-Nr-timestamp); when an earlier "
+         "finished run holds it, this run takes name-2, name-3, ... and says so", plain_file_name);
   b.flag("output.save_model", &c.output.save_model,
          "at the end, write the trained network (weights, config, input shape, classes, mean/std) to "
          "<output.dir>/<name>.model for fusetrain evaluate, export and predict");
+  b.flag("output.overwrite", &c.output.overwrite,
+         "replace an earlier run's results and model files of the same output.name (and an existing "
+         "distributed.timeline or profile.trace file) instead of giving this run a fresh numbered name");
   return t;
 }
 

@@ -142,6 +142,7 @@ struct OutputConfig {
   std::string dir = "runs";
   std::string name;  // results file stem; "" = <model>-<dataset>-<ranks>r-<timestamp>
   bool save_model = true;  // write the trained network to <dir>/<name>.model at the end
+  bool overwrite = false;  // replace an earlier run's files of the same name instead of numbering this one
 };
 
 struct Config {

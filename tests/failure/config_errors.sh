@@ -34,7 +34,23 @@ model:
   dropout: 0.5: 0.6" "malformed_yaml\.yaml:5:[0-9]+: malformed YAML: illegal map value"
 check config_case malformed_tab "$base
 model:
-	name: simple_cnn" "malformed_tab\.yaml:4:[0-9]+: malformed YAML"
+	name: simple_cnn" "malformed_tab\.yaml:4:[0-9]+: malformed YAML: .*; line 4 holds a tab character: YAML indents and separates with spaces only"
+# A key given twice: refused at the second, naming the first (yaml-cpp alone keeps one silently).
+check config_case duplicate_key "$base
+optimizer:
+  lr: 0.1
+  lr: 0.5" "duplicate_key\.yaml:5:3: key 'optimizer\.lr': duplicate key: 'optimizer\.lr' is also set at line 4; keep one of them"
+check config_case duplicate_section "$base
+train: {epochs: 1}
+train: {epochs: 2}" "duplicate_section\.yaml:4:1: key 'train': duplicate key: 'train' is also set at line 3"
+# An integer out of the key's range says which integers it takes.
+check config_case seed_negative "$base
+train: {seed: -1}" "seed_negative\.yaml:3:[0-9]+: key 'train\.seed': '-1' is out of range: expected an integer from 0 to 18446744073709551615"
+# output.name is a file name: a path in it would write outside output.dir, or fail only after training.
+check config_case name_with_folder "$base" "--set output\.name=sub/x: key 'output\.name': 'sub/x' is a path, not a file name: put folders in output\.dir" \
+  --set output.name=sub/x
+check config_case name_escapes "$base" "key 'output\.name': '\.\./escaped' is a path, not a file name" --set output.name=../escaped
+check config_case name_dot_dot "$base" "key 'output\.name': '\.\.' is not a file name" --set output.name=..
 
 # Unknown keys: the nearest valid key is suggested, for a section and for a key inside one.
 check config_case unknown_key "$base
@@ -45,8 +61,8 @@ check config_case unknown_set_key "$base" "--set data\.batch_sise=8: key 'data\.
   --set data.batch_sise=8
 
 # Wrong types.
-check config_case wrong_type_int "$base
-data: {path: $WORK/data, batch_size: many}" "wrong_type_int\.yaml:3:[0-9]+: key 'data\.batch_size': expected an? int value, got 'many'"
+check config_case wrong_type_int "output: {dir: $runs}
+data: {path: $WORK/data, batch_size: many}" "wrong_type_int\.yaml:2:[0-9]+: key 'data\.batch_size': expected an? int value, got 'many'"
 check config_case wrong_type_fraction "$base
 train: {epochs: 1.5}" "wrong_type_fraction\.yaml:3:[0-9]+: key 'train\.epochs': expected an integer, got '1\.5'"
 check config_case wrong_type_map "$base
