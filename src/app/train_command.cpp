@@ -15,21 +15,18 @@
 #include <cuda_runtime.h>
 #endif
 
-#include "io/paths.h"
 #include "app/command_line.h"
 #include "app/error_text.h"
 #include "app/commands.h"
 #include "app/launch_env.h"
 #include "comm/backend.h"
 #include "comm/timeline.h"
-#include "config/fingerprint.h"
 #include "config/loader.h"
-#include "io/atomic_file.h"
-#include "io/paths.h"
 #include "models/model_summary.h"
 #include "monitor/gpu_sampler.h"
 #include "results/detail_tables.h"
 #include "results/rank_gather.h"
+#include "results/table_render.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
 #include "runtime/collective_watch.h"
@@ -41,19 +38,13 @@
 #include "train/cpu_capabilities.h"
 #include "train/device_setup.h"
 #include "train/model_file.h"
+#include "train/run_outputs.h"
 #include "train/trainer.h"
 
 namespace po = boost::program_options;
 
 namespace ft {
 namespace {
-
-// "<model>-<data folder>": the start of default checkpoint names (a run may resume on another number of
-// ranks) and, with "-<ranks>r", of default results names.
-std::string default_stem(const Config& config) {
-  const std::string data_name = paths::filename(paths::normal(config.data.path));
-  return cat(config.model.name, "-", data_name);
-}
 
 std::string timestamp(const char* format) {
   const std::time_t now = std::time(nullptr);
@@ -85,51 +76,9 @@ void require_same_config(const World& world, const Config& config) {
   std::ostringstream differing;
   for (std::size_t r = 1; r < dumps.size(); ++r)
     if (dumps[r] != dumps[0]) differing << (differing.tellp() > 0 ? "," : "") << r;
-  FT_REQUIRE(differing.tellp() == 0, "the resolved config of rank(s) ", differing.str(),
-             " differs from rank 0's: every rank must read the same config file and --set options");
-}
-
-// Where a run writes: the results file, and a checkpoint named so that the same command finds it again.
-struct RunPaths {
-  std::string name, results, checkpoint, model;  // model: "" when output.save_model is off
-};
-
-// Without output.name the results file is timestamped, but the checkpoint must keep one name per run
-// (its fingerprint: the config less the keys a resumed run may change) so a restarted job finds it.
-RunPaths run_paths(const Config& config, const World& world) {
-  RunPaths p;
-  p.name = config.output.name;
-  const std::string stem = default_stem(config);
-  if (p.name.empty()) p.name = world.broadcast(cat(stem, "-", world.size(), "r-", timestamp("%Y%m%d-%H%M%S")));
-  p.results = paths::join(config.output.dir, p.name + ".h5");
-  const std::string checkpoint_name = config.output.name.empty()
-                                          ? cat(stem, "-", fingerprint_digest(run_fingerprint(config)))
-                                          : p.name;
-  p.checkpoint = paths::join(config.output.dir, checkpoint_name + ".ckpt");
-  if (config.output.save_model) p.model = paths::join(config.output.dir, p.name + ".model");
-  return p;
-}
-
-// Rank 0 probes every output now, not after hours of training, and removes temporaries of dead runs.
-void probe_outputs(const Config& config, const RunPaths& p) {
-  ensure_writable_directory(config.output.dir);
-  FT_REQUIRE(!paths::is_directory(p.results), "results path ", p.results, " is a directory");
-  const std::string& timeline = config.distributed.timeline;
-  if (!timeline.empty()) {
-    const std::string timeline_dir = paths::parent(timeline);
-    try {
-      ensure_writable_directory(timeline_dir.empty() ? "." : timeline_dir);
-    } catch (const Error& e) {
-      throw Error(cat("distributed.timeline ", timeline, " cannot be written: ", e.what()));
-    }
-    FT_REQUIRE(!paths::is_directory(timeline), "distributed.timeline ", timeline, " is a directory");
-  }
-  remove_stale_temporaries(p.results);
-  remove_stale_checkpoint_temporaries(p.checkpoint, config.train.keep_checkpoints);
-  if (!p.model.empty()) {
-    FT_REQUIRE(!paths::is_directory(p.model), "model path ", p.model, " is a directory");
-    remove_stale_temporaries(p.model);
-  }
+  if (differing.tellp() > 0)
+    throw SharedError(cat("the resolved config of rank(s) ", differing.str(),
+                          " differs from rank 0's: every rank must read the same config file and --set options"));
 }
 
 // The model's layers for the results file, printed as a table: a CPU replica run on a zero image of the
@@ -160,12 +109,25 @@ Provenance provenance(const std::string& command_line, const std::string& starte
   return p;
 }
 
+// "2 epochs in 6.9 s (training 6.0 s)", or for a resumed run what this segment did beside the whole run's
+// time: "2 epochs in 14.5 s over 2 segments; this one trained from epoch 2 (step 5) in 6.9 s (training 6.0 s)".
+std::string done_text(const RunRecord& record) {
+  const auto& s = record.summary;
+  if (record.segments.size() <= 1)
+    return cat(s.epochs_run, " epochs in ", fixed(s.wall_time_s, 1), " s (training ", fixed(s.train_time_s, 1), " s)");
+  const SegmentRecord& last = record.segments.back();
+  return cat(s.epochs_run, " epochs in ", fixed(s.wall_time_s, 1), " s over ", record.segments.size(),
+             " segments; this one trained from epoch ", last.start_epoch,
+             last.start_step > 0 ? cat(" (step ", last.start_step, ")") : std::string(), " in ",
+             fixed(last.wall_time_s, 1), " s (training ", fixed(s.train_time_s, 1), " s)");
+}
+
 void print_done(const RunRecord& record, const std::string& path) {
   const auto& s = record.summary;
-  std::printf("done: %d epochs in %.1f s (training %.1f s), %.0f img/s, final test acc %.2f%%, best %.2f%% "
-              "(epoch %d), peak memory %.1f MiB%s\nresults: %s\n",
-              s.epochs_run, s.wall_time_s, s.train_time_s, s.images_per_s, 100 * s.final_test_acc,
-              100 * s.best_test_acc, s.best_epoch, s.peak_memory_bytes / 1048576.0,
+  std::printf("done: %s, %.0f img/s, final test acc %.2f%%, best %.2f%% (epoch %d), peak memory %.1f MiB%s\n"
+              "results: %s\n",
+              done_text(record).c_str(), s.images_per_s, 100 * s.final_test_acc, 100 * s.best_test_acc,
+              s.best_epoch, s.peak_memory_bytes / 1048576.0,
               s.overfit ? cat(", overfitting from epoch ", s.overfit_epoch).c_str() : "", path.c_str());
   if (!record.model_file.empty()) std::printf("model: %s\n", record.model_file.c_str());
   std::fflush(stdout);
@@ -226,7 +188,7 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, s
   const at::Device device = place_rank(config, world);
   const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
   const RunPaths paths_of_run = run_paths(config, world);
-  if (world.rank() == 0) probe_outputs(config, paths_of_run);
+  if (world.rank() == 0) claim_run_outputs(config, paths_of_run, world.size());
   world.barrier();
 
   BackendOptions backend_options;
@@ -269,6 +231,9 @@ int train(const Config& config, const TrainFlags& flags, int argc, char** argv) 
     // Every rank stopped at the same step; rank 0 wrote the checkpoint.
     if (world.rank() == 0) std::printf("%s\n", e.what()), std::fflush(stdout);
     return kExitResumable;
+  } catch (const SharedError& e) {
+    // Every rank stopped here on rank 0's verdict: one message, and no rank is left waiting.
+    return world.rank() == 0 ? report_error("fusetrain", e) : 1;
   } catch (const StallError& e) {
     // A rank is gone: the survivors end with its name and a status that tells the job script to requeue.
     if (world.size() > 1) world.abort(error_text(e), kExitRankLost);

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "config/loader.h"
+#include "config/options.h"
 #include "results/table_render.h"
 #include "runtime/error.h"
 
@@ -33,6 +35,12 @@ long long global_batch(const RunRecord& run) {
 
 namespace {
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+
 const std::vector<std::string>& base_header() {
   static const std::vector<std::string> header = {
       "run", "model", "dataset", "ranks", "backend", "batch", "precision", "epochs", "wall_s", "train_s",
@@ -42,9 +50,21 @@ const std::vector<std::string>& base_header() {
 }
 
 // "32", or "32 (global 128)" when ranks or accumulation make a step see more images.
+std::string batch_text(long long per_rank, long long global) {
+  return global == per_rank ? std::to_string(per_rank) : cat(per_rank, " (global ", global, ")");
+}
+
+// The batch the run trained with; a run resumed with another batch split lists each segment's in order:
+// "32 (global 64) -> 16 (global 64)".
 std::string batch_text(const RunRecord& r) {
-  const long long global = global_batch(r);
-  return global == r.batch_size ? std::to_string(r.batch_size) : cat(r.batch_size, " (global ", global, ")");
+  if (r.segments.empty()) return batch_text(r.batch_size, global_batch(r));
+  std::string text, last;
+  for (const auto& s : r.segments) {
+    const std::string here = batch_text(s.per_rank_batch, s.global_batch);
+    if (here != last) text += (text.empty() ? "" : " -> ") + here;
+    last = here;
+  }
+  return text;
 }
 
 // Mean over ranks of one phase's seconds.
@@ -96,6 +116,19 @@ std::string column_value(const RunRecord& r, const std::string& key) {
   return row_of(r, {})[static_cast<std::size_t>(it - header.begin())];
 }
 
+// Throws, naming `option` and the nearest valid name, unless `key` is a column or a config key.
+void require_known(const std::string& option, const std::string& key) {
+  std::vector<std::string> names = base_header();
+  Config defaults;
+  for (const auto& o : option_table(defaults)) names.push_back(o.key);
+  if (std::find(names.begin(), names.end(), key) != names.end()) return;
+  std::string nearest = names.front();
+  for (const auto& n : names)
+    if (edit_distance(key, n) < edit_distance(key, nearest)) nearest = n;
+  throw Error(cat(option, " '", key, "' is neither a column of the report nor a config key (did you mean '",
+                  nearest, "'?); the columns: ", joined(base_header())));
+}
+
 std::vector<RunRecord> sorted_by(std::vector<RunRecord> runs, const std::string& key) {
   if (key.empty()) return runs;
   std::stable_sort(runs.begin(), runs.end(), [&](const RunRecord& a, const RunRecord& b) {
@@ -110,6 +143,9 @@ std::vector<RunRecord> sorted_by(std::vector<RunRecord> runs, const std::string&
 }  // namespace
 
 std::string report_table(const std::vector<RunRecord>& runs, const ReportOptions& options) {
+  if (!options.sort_by.empty()) require_known("--sort", options.sort_by);
+  if (!options.group_by.empty()) require_known("--group", options.group_by);
+  for (const auto& key : options.extra_keys) require_known("--key", key);
   auto header = base_header();
   for (const auto& key : options.extra_keys) header.push_back(key);
   const auto ordered = sorted_by(runs, options.sort_by);

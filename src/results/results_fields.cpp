@@ -142,8 +142,8 @@ const FieldGroup<ModelLayer>& model_fields() {
 
 const FieldGroup<RunSummary>& summary_fields() {
   static const FieldGroup<RunSummary> group{"/summary", FieldLayout::attributes, {
-      FT_FIELD(RunSummary, wall_time_s, "seconds from start to results"),
-      FT_FIELD(RunSummary, train_time_s, "seconds of the epoch loop"),
+      FT_FIELD(RunSummary, wall_time_s, "seconds from start to results, summed over the run's segments"),
+      FT_FIELD(RunSummary, train_time_s, "seconds of the epoch loop of the last segment (the one that finished)"),
       FT_FIELD(RunSummary, best_test_acc, "best test accuracy in [0,1]"),
       FT_FIELD(RunSummary, best_epoch, "epoch of the best test accuracy"),
       FT_FIELD(RunSummary, final_test_acc, "last evaluated test accuracy"),

@@ -12,6 +12,7 @@
 
 #include "config/fingerprint.h"
 #include "io/checksummed_file.h"
+#include "io/paths.h"
 #include "results/field_text.h"
 #include "results/results_fields.h"
 #include "runtime/error.h"
@@ -80,7 +81,8 @@ void require_same_run(torch::serialize::InputArchive& archive, const std::string
                   ". Only train.epochs, the number of ranks (elastic.* says how the batch follows) and where the run "
                   "computes (train.device, train.threads, distributed.* but compression, precision.channels_last, "
                   "profile.*, train.eval_every, train.checkpoint_every, train.checkpoint_every_s, "
-                  "train.keep_checkpoints) may change on resume: remove the checkpoint or choose another output.name"));
+                  "train.keep_checkpoints) may change on resume. To continue that run, give these keys the "
+                  "checkpoint's values; to start a separate run, choose another output.name (the checkpoint is kept)"));
 }
 
 std::string read_text(torch::serialize::InputArchive& archive, const std::string& key) {
@@ -106,6 +108,8 @@ TrainingPosition read_position(torch::serialize::InputArchive& archive, const st
   p.history = rows_from_text(epoch_fields(), read_text(archive, "history"), what);
   p.rank_history = rows_from_text(rank_epoch_fields(), read_text(archive, "rank_history"), what);
   p.segments = rows_from_text(segment_fields(), read_text(archive, "segments"), what);
+  c10::IValue folder;
+  if (archive.try_read("folder", folder) && folder.isString()) p.folder = folder.toStringRef();
   return p;
 }
 
@@ -152,6 +156,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   archive.write("history", c10::IValue(rows_to_text(epoch_fields(), p.history)));
   archive.write("rank_history", c10::IValue(rows_to_text(rank_epoch_fields(), p.rank_history)));
   archive.write("segments", c10::IValue(rows_to_text(segment_fields(), p.segments)));
+  archive.write("folder", c10::IValue(paths::absolute(paths::parent(path).empty() ? "." : paths::parent(path))));
   archive.write("scaler_scale", scaler.scale_state().to(at::kCPU));
   archive.write("scaler_growth", scaler.growth_state().to(at::kCPU));
   const std::vector<GeneratorState> generators =

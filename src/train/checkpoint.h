@@ -28,6 +28,7 @@ struct TrainingPosition {
   std::vector<EpochRecord> history;
   std::vector<RankEpochRecord> rank_history;  // every rank's own figures of the evaluated epochs so far
   std::vector<SegmentRecord> segments;        // the run's segments so far, the saving one last
+  std::string folder;  // read back: the absolute folder the checkpoint was written in ("" before it was stored)
 };
 
 // `fingerprint` identifies the run (resolved config without train.epochs); a mismatch on load is an error.

@@ -30,7 +30,10 @@ std::string listed(const Damaged& damaged) {
 }
 
 void move_aside(const Damaged& damaged) {
-  for (const auto& item : damaged) paths::rename(item.first, damaged_name(item.first));
+  for (const auto& item : damaged) {
+    paths::rename(item.first, damaged_name(item.first));
+    warn(cat("damaged checkpoint ", item.first, " moved aside to ", damaged_name(item.first)));
+  }
 }
 
 // Rank 0: every file is damaged. An error naming them all (they stay), or with the policy's consent a
@@ -55,8 +58,17 @@ ResumeSource choose_on_rank0(const std::string& base, const CheckpointPolicy& po
   }
   for (const auto& [path, problem] : choice.damaged)
     warn(cat("checkpoint ", path, " is damaged (", problem, "): resuming from the previous one ", choice.chosen,
-             " (the damaged file is kept as ", damaged_name(path), ")"));
+             " (once it has loaded, the damaged file is moved aside to ", damaged_name(path), ")"));
   return {choice.chosen, std::move(choice.damaged)};
+}
+
+// A run folder copied or moved (another disk, another mount point) resumes: say where it was written.
+void note_moved_folder(const std::string& written_in, const std::string& path) {
+  const std::string now = paths::absolute(paths::parent(path).empty() ? "." : paths::parent(path));
+  if (written_in.empty() || written_in == now) return;
+  std::printf("note: checkpoint %s was written in %s; the run folder has moved to %s and the run continues there\n",
+              path.c_str(), written_in.c_str(), now.c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -64,24 +76,20 @@ ResumeSource choose_on_rank0(const std::string& base, const CheckpointPolicy& po
 ResumeSource choose_resume_source(const std::string& base, const World& world, const CheckpointPolicy& policy) {
   if (base.empty()) return {};
   ResumeSource source;
-  std::string error;
-  if (world.rank() == 0) {
-    try {
-      source = choose_on_rank0(base, policy);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  }
   // Every rank takes rank 0's decision: the same error, or the same file.
-  error = world.broadcast(error);
-  FT_REQUIRE(error.empty(), error);
+  world.decide_on_rank0([&] { source = choose_on_rank0(base, policy); });
   source.path = world.broadcast(source.path);
   return source;
 }
 
-std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint) {
-  if (path.empty() || !paths::exists(path)) return std::nullopt;
-  return read_checkpoint_position(path, fingerprint);
+std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint,
+                                               const World& world) {
+  if (path.empty()) return std::nullopt;
+  // Rank 0 reads first: a checkpoint of another config is one message from rank 0, not one per rank.
+  std::optional<TrainingPosition> position;
+  world.decide_on_rank0([&] { position = read_checkpoint_position(path, fingerprint); });
+  if (world.rank() != 0) position = read_checkpoint_position(path, fingerprint);
+  return position;
 }
 
 Resume::Resume(std::string path, std::string fingerprint, const World& world, CheckpointedState state,
@@ -97,6 +105,7 @@ TrainingPosition Resume::start() {
                                                     state_.seed);
   if (world_.rank() == 0) {
     move_aside(source_.damaged);  // out of the rotation, which would otherwise keep them in place of good files
+    note_moved_folder(position.folder, source_.path);
     std::printf("resuming from %s at epoch %d, step %lld\n", source_.path.c_str(), position.epoch,
                 static_cast<long long>(position.step));
     std::fflush(stdout);

@@ -43,13 +43,15 @@ struct ResumeSource {
 
 // Collective: rank 0 takes the newest of the checkpoint files of `base` (the newest's name; "" = checkpoints
 // off) that verifies, warning of each damaged newer one, and every rank receives its choice. When files
-// exist but none verifies, every rank throws an error naming each file and what is wrong, leaving them in
-// place, unless the policy discards them: then rank 0 warns and moves them aside, and the run starts afresh.
+// exist but none verifies, every rank throws a SharedError naming each file and what is wrong, leaving them
+// in place, unless the policy discards them: then rank 0 warns and moves them aside, and the run starts afresh.
 ResumeSource choose_resume_source(const std::string& base, const World& world, const CheckpointPolicy& policy);
 
-// The position and history of the checkpoint at `path`, without restoring anything; nullopt when there is
-// none (or checkpoints are off). Every rank reads it, before the model is built.
-std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint);
+// Collective: the position and history of the checkpoint at `path` (choose_resume_source's choice),
+// without restoring anything; nullopt when there is none. Rank 0 reads it first, and a checkpoint of
+// another run (a fingerprint that differs) is a SharedError on every rank; then the other ranks read it.
+std::optional<TrainingPosition> saved_position(const std::string& path, const std::string& fingerprint,
+                                               const World& world);
 
 class Resume {
  public:

@@ -133,7 +133,6 @@ Trainer::Trainer(const Config& config, const World& world, Backend& backend, at:
 Trainer::~Trainer() = default;
 
 TrainOutcome Trainer::run() {
-  Stopwatch wall;
   state_ = std::make_unique<State>();
   // The engine, optimizer and data live for one run: released on return and when an error unwinds.
   struct Release {
@@ -178,8 +177,8 @@ TrainOutcome Trainer::run() {
     }
   }
   synchronize(device_);
-  summarise(wall, training, start.history.size());
   out_.segments.back().wall_time_s = segment_clock_.seconds();
+  summarise(training, start.history.size());
   return std::move(out_);
 }
 
@@ -194,8 +193,12 @@ void Trainer::plan_segment() {
   here.started_at = options_.started_at;
   state_->checkpoint_policy = {configured_.train.keep_checkpoints, options_.discard_damaged_checkpoints};
   state_->resume_from = choose_resume_source(options_.checkpoint_path, world_, state_->checkpoint_policy);
-  const auto saved = saved_position(state_->resume_from.path, run_fingerprint(configured_));
-  plan_ = ft::plan_segment(configured_, here, saved ? &*saved : nullptr);
+  const auto saved = saved_position(state_->resume_from.path, run_fingerprint(configured_), world_);
+  try {
+    plan_ = ft::plan_segment(configured_, here, saved ? &*saved : nullptr);
+  } catch (const Error& e) {
+    throw SharedError(e.what());  // every rank plans from the same checkpoint and config: the same refusal
+  }
   config_ = segment_config(configured_, plan_);
   segment_clock_ = Stopwatch();
   if (world_.rank() != 0) return;
@@ -587,13 +590,15 @@ void Trainer::print_rank_lines(int epoch) const {
   }
 }
 
-// The run's summary and this rank's statistics. Throughput counts only the epochs this process trained
-// (a resumed run started mid-way) and leaves evaluation time out.
-void Trainer::summarise(const Stopwatch& wall, const Stopwatch& training, std::size_t resumed_epochs) {
+// The run's summary and this rank's statistics. The wall time is the whole run's, every segment's summed;
+// training time and throughput count only this segment (a resumed run started mid-way), and throughput
+// leaves evaluation time out.
+void Trainer::summarise(const Stopwatch& training, std::size_t resumed_epochs) {
   auto& s = *state_;
   auto& summary = out_.summary;
   summary.train_time_s = training.seconds();
-  summary.wall_time_s = wall.seconds();
+  summary.wall_time_s = 0;
+  for (const auto& segment : out_.segments) summary.wall_time_s += segment.wall_time_s;
   summary.epochs_run = static_cast<int>(out_.epochs.size());
   summary.optimizer_steps = global_step_;
   const double trained_images =

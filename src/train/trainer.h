@@ -74,7 +74,7 @@ class Trainer {
   void keep_own_figures(int epoch, const EvalResult& result);
   void print_epoch(const EpochRecord& record) const;
   void print_rank_lines(int epoch) const;
-  void summarise(const Stopwatch& wall, const Stopwatch& training, std::size_t resumed_epochs);
+  void summarise(const Stopwatch& training, std::size_t resumed_epochs);
   TrainingPosition position_at(int epoch, std::int64_t step, double loss_sum, std::int64_t correct);
 
   const Config& configured_;  // as the user gave it: the run's fingerprint

@@ -38,7 +38,8 @@ discarded() {
   run_case discarded 120 $FUSETRAIN_MPIRUN -np 2 "$FT" train --config "$WORK/run.yaml" --discard-damaged-checkpoints
   expect_status 0
   expect_message "^warning: no checkpoint of this run can be used, every one is damaged: $ckpt .*--discard-damaged-checkpoints: they are moved aside .* and the run starts afresh"
-  expect_count 1 "^warning"
+  expect_count 1 "^warning: no checkpoint"
+  expect_count 2 "^warning: damaged checkpoint $ckpt(\.1)? moved aside to $ckpt(\.1)?\.damaged$"
   expect_no_message "^resuming"
   expect_message "^epoch   1/2 "
   expect_message "^results: "

@@ -7,9 +7,11 @@ set -euo pipefail
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "$0")/lib.sh"
 prep_data "$WORK/data"
+# Each case starts the run afresh under the same name after an earlier case finished it: output.overwrite
+# lets it (a finished run's name is otherwise numbered).
 write_config "$WORK/run.yaml" "$WORK/data" "data: {path: $WORK/data, batch_size: 16}" \
   "train: {epochs: 4, threads: 1, seed: 7, device: cpu}" "distributed: {backend: gloo, stall_timeout_s: 20}" \
-  "output: {dir: $WORK/runs, name: moved}"
+  "output: {dir: $WORK/runs, name: moved, overwrite: true}"
 checkpoint=$WORK/runs/moved.ckpt
 
 # 600 images on 2 ranks at batch 16: 18 optimizer steps per epoch, so step 23 is the 5th step of epoch 2.
@@ -58,6 +60,7 @@ other_rank_count() {
   expect_failure
   expect_message "elastic.batch global: the run's global batch of 32 images per step cannot be split over 3 ranks"
   expect_message "set elastic.batch: local"
+  expect_count 1 "error:"
   [ -f "$checkpoint" ] || ft_fail "the refused checkpoint was removed"
   pass
 }

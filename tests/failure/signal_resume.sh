@@ -86,7 +86,7 @@ checkpoint_errors() {
 
   run_case ckpt_other_config 60 "$FT" train --config "$config" --set optimizer.lr=0.02
   expect_failure
-  expect_message "error: checkpoint $checkpoint was written by a run with a different config: optimizer\.lr: 0\.01 in the checkpoint, 0\.02 now\. Only train\.epochs, the number of ranks .* and where the run computes .* may change on resume: remove the checkpoint or choose another output\.name"
+  expect_message "error: checkpoint $checkpoint was written by a run with a different config: optimizer\.lr: 0\.01 in the checkpoint, 0\.02 now\. Only train\.epochs, the number of ranks .* and where the run computes .* may change on resume\. To continue that run, give these keys the checkpoint's values; to start a separate run, choose another output\.name \(the checkpoint is kept\)"
   expect_no_message "^epoch "
   [ -f "$checkpoint" ] || ft_fail "the checkpoint was removed"
   pass

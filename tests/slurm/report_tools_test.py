@@ -47,6 +47,8 @@ def write_results(listing: dict, path: pathlib.Path, name: str, ranks: int, batc
         "/utilization/memory_percent": np.full(gpu_samples, 30.0),
         "/model/name": ["conv1", "max_pool2d", "fc"], "/model/output_shape": ["32x28x28", "32x14x14", "10"],
         "/model/parameters": [320, 0, 62730],
+        "/segments/segment": [1], "/segments/world_size": [ranks], "/segments/per_rank_batch": [batch],
+        "/segments/accumulation": [1], "/segments/global_batch": [batch * ranks], "/segments/start_epoch": [1],
         "/summary/best_test_acc": 0.8, "/summary/final_test_acc": 0.8, "/summary/best_epoch": epochs,
         "/summary/epochs_run": epochs, "/summary/overfit": 0, "/summary/overfit_epoch": 0,
     }
