@@ -5,10 +5,13 @@
 #include <torch/serialize.h>
 #include <torch/serialize/archive.h>
 
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "config/loader.h"
-#include "io/atomic_file.h"
+#include "io/checksummed_file.h"
+#include "io/paths.h"
 #include "runtime/error.h"
 #include "shard/shard_reader.h"
 
@@ -16,7 +19,10 @@ namespace ft {
 namespace {
 
 constexpr const char* kKind = "fusetrain-model";
-constexpr std::int64_t kModelFormat = 1;
+// 2: the file ends in a CRC-32 trailer (io/checksummed_file.h). 1: written before model files carried one;
+// still read, unverified, with a note.
+constexpr std::int64_t kModelFormat = 2;
+constexpr std::int64_t kUnverifiedModelFormat = 1;
 
 std::string shape_text(const InputShape& s) {
   return cat(s.height, "x", s.width, "x", s.channels, " images of ", s.classes, " classes");
@@ -31,13 +37,44 @@ at::Tensor tensor_of(const std::vector<double>& values) {
   return at::tensor(values, at::TensorOptions().dtype(at::kDouble));
 }
 
-void load_archive(torch::serialize::InputArchive& archive, const std::string& path) {
+// LibTorch archives are zip files: anything else is not a model, whatever LibTorch's reader would say.
+bool starts_as_zip(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
+}
+
+// `problem`: what the checksum check found ("" when the file verified).
+void load_archive(torch::serialize::InputArchive& archive, const std::string& path, const std::string& problem) {
+  FT_REQUIRE(paths::exists(path), path, " does not exist");
+  FT_REQUIRE(paths::is_regular_file(path), path, " is not a file");
+  FT_REQUIRE(starts_as_zip(path), path, " is not a fusetrain model file or checkpoint (not a LibTorch archive)");
   try {
     archive.load_from(path, at::Device(at::kCPU));
-  } catch (const c10::Error& e) {
-    throw Error(cat(path, " cannot be read as a fusetrain model file or checkpoint (missing, truncated or another "
-                          "format): ", e.what_without_backtrace()));
+  } catch (const c10::Error&) {
+    throw Error(cat(path, " is damaged (", problem.empty() ? "it verifies but LibTorch cannot read it" : problem,
+                    "): it starts as a LibTorch archive but cannot be read as one"));
   }
+}
+
+// A model file of format 1 has no checksum to verify; every other file must verify.
+bool unverified_legacy_model(torch::serialize::InputArchive& archive) {
+  c10::IValue kind, format;
+  return archive.try_read("kind", kind) && kind.isString() && kind.toStringRef() == kKind &&
+         archive.try_read("format", format) && format.isInt() && format.toInt() == kUnverifiedModelFormat;
+}
+
+// Opens a model file or checkpoint after verifying its checksum; throws naming the file when it is damaged.
+void open_verified(torch::serialize::InputArchive& archive, const std::string& path) {
+  const std::string problem = file_checksum_problem(path);
+  const bool no_trailer = problem.rfind("no checksum", 0) == 0;
+  FT_REQUIRE(problem.empty() || no_trailer || problem == "missing", path, " is damaged (", problem,
+             "): it is refused rather than read with wrong numbers");
+  load_archive(archive, path, problem);
+  if (!no_trailer) return;
+  FT_REQUIRE(unverified_legacy_model(archive), path, " is damaged (", problem, ")");
+  std::fprintf(stderr, "note: %s was written before model files carried a checksum: it cannot be verified\n",
+               path.c_str());
 }
 
 std::string read_text(torch::serialize::InputArchive& archive, const std::string& key, const std::string& path) {
@@ -143,10 +180,6 @@ std::string archive_bytes(torch::serialize::OutputArchive& archive, const std::s
   return bytes.str();
 }
 
-void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path, const char* what) {
-  write_file_atomically(path, archive_bytes(archive, path, what));
-}
-
 void save_model_file(const std::string& path, Network& network, const ModelInfo& info) {
   torch::serialize::OutputArchive archive;
   archive.write("kind", c10::IValue(std::string(kKind)));
@@ -162,18 +195,20 @@ void save_model_file(const std::string& path, Network& network, const ModelInfo&
   archive.write("mean", tensor_of(info.mean));
   archive.write("std", tensor_of(info.std));
   write_model_tensors(archive, network);
-  save_archive_atomically(archive, path, "model file");
+  write_checksummed_file(path, archive_bytes(archive, path, "model file"));
 }
 
 TrainedModel load_trained_model(const std::string& path, const std::string& data_dir) {
   torch::serialize::InputArchive archive;
-  load_archive(archive, path);
+  open_verified(archive, path);
   c10::IValue kind, format;
   TrainedModel model;
   if (archive.try_read("kind", kind)) {
     FT_REQUIRE(kind.isString() && kind.toStringRef() == kKind, path, " is not a fusetrain model file");
-    FT_REQUIRE(archive.try_read("format", format) && format.isInt() && format.toInt() == kModelFormat, "model file ",
-               path, " was written by another fusetrain version (this one reads model format ", kModelFormat, ")");
+    FT_REQUIRE(archive.try_read("format", format) && format.isInt() &&
+                   (format.toInt() == kModelFormat || format.toInt() == kUnverifiedModelFormat),
+               "model file ", path, " was written by another fusetrain version (this one reads model formats ",
+               kUnverifiedModelFormat, " and ", kModelFormat, ")");
     model.info = read_model_info(archive, path);
   } else if (archive.try_read("fingerprint", format)) {
     model.info = checkpoint_info(archive, path, data_dir);

@@ -44,16 +44,15 @@ void read_model_tensors(torch::serialize::InputArchive& archive, Network& networ
 
 // The bytes LibTorch would write for `archive`; a failure names `what` ("checkpoint", "model file") and `path`.
 std::string archive_bytes(torch::serialize::OutputArchive& archive, const std::string& path, const char* what);
-// Writes `archive` to `path` atomically; a failure names `what` ("checkpoint", "model file") and the path.
-void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path, const char* what);
 
 // Writes `network` (any device or layout; stored as contiguous CPU tensors) and `info` to `path`
-// atomically: the file appears only once complete.
+// atomically with a CRC-32 trailer, read back and verified: the file appears only once complete.
 void save_model_file(const std::string& path, Network& network, const ModelInfo& info);
 
-// Reads a model file or a training checkpoint. A checkpoint stores no data description: it comes from the
-// shards in `data_dir`, or in the checkpoint's data.path when that is empty. Errors name the file and what
-// is wrong (not a fusetrain model, truncated, a tensor missing or of another shape).
+// Reads a model file or a training checkpoint after verifying its checksum. A checkpoint stores no data
+// description: it comes from the shards in `data_dir`, or in the checkpoint's data.path when that is empty.
+// Errors name the file and what is wrong (damaged, not a fusetrain model, a tensor missing or of another
+// shape).
 TrainedModel load_trained_model(const std::string& path, const std::string& data_dir = "");
 
 // Throws ft::Error naming `model_path` and `data_dir` when images of `meta`'s shape and classes cannot be

@@ -71,8 +71,8 @@ bad() {  # bad MESSAGE ARGS...: evaluate must fail saying MESSAGE
 "$FUSETRAIN_BIN/fusetrain-prep" --format idx --input "$src" --output "$work/data32" --limit 100 --resize 32 >/dev/null
 bad "takes 28x28x1 images of 10 classes but data $work/data32 holds 32x32x1" --checkpoint "$model" --data "$work/data32"
 head -c 20000 "$model" > "$work/cut.model"
-bad "$work/cut.model cannot be read as a fusetrain model file" --checkpoint "$work/cut.model"
-bad "cannot be read as a fusetrain model file" --checkpoint "$work/data/test-00000-of-00001.h5"
+bad "$work/cut.model is damaged (no checksum: the file is truncated" --checkpoint "$work/cut.model"
+bad "is not a fusetrain model file or checkpoint (not a LibTorch archive)" --checkpoint "$work/data/test-00000-of-00001.h5"
 bad "--split 'validation' is not a split" --checkpoint "$model" --split validation
 sed 's/dropout: 0.1/dropout: 0.3/' "$work/run.yaml" > "$work/other.yaml"
 bad "model.dropout: 0.1 in the model, 0.3 in --config" --checkpoint "$model" --config "$work/other.yaml"

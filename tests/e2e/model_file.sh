@@ -32,16 +32,16 @@ expect_fail() {
 out=$work/kept.safetensors
 "$ft" export --checkpoint "$work/runs/kept.model" --format safetensors --out "$out"
 before=$(sha256sum "$out")
-expect_fail 1 "--out $out exists: choose another path or pass --force" \
+expect_fail 1 "--out $out exists and is kept: choose another path or use --force to replace it" \
   "$ft" export --checkpoint "$work/runs/kept.model" --format safetensors --out "$out"
 [ "$(sha256sum "$out")" = "$before" ]
 "$ft" export --checkpoint "$work/runs/kept.model" --format safetensors --out "$out" --force
 expect_fail 1 "--format 'onnx' is not an export format: use safetensors or torch" \
   "$ft" export --checkpoint "$work/runs/kept.model" --format onnx --out "$work/x.onnx"
 head -c 20000 "$work/runs/kept.model" > "$work/cut.model"
-expect_fail 1 "$work/cut.model cannot be read as a fusetrain model file or checkpoint" \
+expect_fail 1 "$work/cut.model is damaged (no checksum: the file is truncated or was written without one)" \
   "$ft" export --checkpoint "$work/cut.model" --format torch --out "$work/cut.pt"
-expect_fail 1 "$work/run.yaml cannot be read as a fusetrain model file or checkpoint" \
+expect_fail 1 "$work/run.yaml is not a fusetrain model file or checkpoint (not a LibTorch archive)" \
   "$ft" export --checkpoint "$work/run.yaml" --format torch --out "$work/yaml.pt"
 expect_fail 2 "--format" "$ft" export --checkpoint "$work/runs/kept.model" --out "$work/noformat.pt"
 [ ! -e "$work/x.onnx" ] && [ ! -e "$work/cut.pt" ] && [ ! -e "$work/yaml.pt" ] && [ ! -e "$work/noformat.pt" ]

@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include "config/fingerprint.h"
+#include "config/loader.h"
+#include "io/checksummed_file.h"
 #include "io/paths.h"
 #include "runtime/error.h"
 #include "train/checkpoint.h"
@@ -121,14 +123,43 @@ TEST(ModelFile, DamagedForeignAndMismatchedFilesAreNamed) {
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
   std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   std::ofstream(text) << "model: {name: simple_cnn}\n";
-  expect_error([&] { load_trained_model(cut); }, {cut, "cannot be read"});
-  expect_error([&] { load_trained_model(text); }, {text, "cannot be read"});
-  expect_error([&] { load_trained_model(tmp("missing.model")); }, {"missing.model"});
+  expect_error([&] { load_trained_model(cut); }, {cut, "is damaged (no checksum: the file is truncated"});
+  expect_error([&] { load_trained_model(text); }, {text, "is not a fusetrain model file or checkpoint"});
+  expect_error([&] { load_trained_model(tmp("missing.model")); }, {"missing.model does not exist"});
+  // One flipped bit anywhere, here in the middle of a weight: refused, not read with wrong numbers.
+  std::string flipped = bytes;
+  flipped[flipped.size() / 2] ^= 0x40;
+  const std::string bad = tmp("flipped.model");
+  std::ofstream(bad, std::ios::binary) << flipped;
+  expect_error([&] { load_trained_model(bad); }, {bad, "is damaged (checksum mismatch)"});
+  // The checksum trailer cut off a current model file: damaged, though the archive itself is whole.
+  const std::string bare = tmp("bare.model");
+  std::ofstream(bare, std::ios::binary) << bytes.substr(0, bytes.size() - kChecksumTrailerBytes);
+  expect_error([&] { load_trained_model(bare); }, {bare, "is damaged (no checksum"});
 
   ShardMeta other;
   other.channels = 1, other.height = 28, other.width = 28, other.class_names = {"a", "b", "c"};
   expect_error([&] { require_compatible_data(info, other, good, "DIR"); },
                {good, "16x16x3 images of 3 classes", "DIR holds 28x28x1 images of 3 classes"});
+}
+
+// Model files written before they carried a checksum (format 1, no trailer) still load, unverified.
+TEST(ModelFile, FormatOneWithoutChecksumStillLoads) {
+  const ModelInfo info = small_info();
+  auto net = trained_network(info);
+  torch::serialize::OutputArchive archive;
+  archive.write("kind", c10::IValue(std::string("fusetrain-model")));
+  archive.write("format", c10::IValue(std::int64_t{1}));
+  archive.write("config", c10::IValue(dump_config(info.config)));
+  archive.write("dataset", c10::IValue(info.dataset));
+  archive.write("class_names", c10::IValue(std::string("cat\ndog\nship\n")));
+  archive.write("input_shape", at::tensor({std::int64_t{3}, std::int64_t{16}, std::int64_t{16}, std::int64_t{3}}));
+  archive.write("mean", at::tensor(info.mean, at::kDouble));
+  archive.write("std", at::tensor(info.std, at::kDouble));
+  write_model_tensors(archive, *net);
+  const std::string path = tmp("format1.model");
+  archive.save_to(path);
+  expect_same_tensors(*net, *load_trained_model(path).network);
 }
 
 TEST(ModelFile, WeightsOfAnotherModelAreRefused) {
