@@ -21,21 +21,37 @@ ImageBatchLoader::ImageBatchLoader(ImageShape target, bool allow_resize)
              "-channel images; image files can feed only 1 (gray) or 3 (RGB) channels");
 }
 
+void ImageBatchLoader::append(const std::string& path, RawSplit& split) {
+  RgbImage image = decoder_.decode(read_bytes(path), path);
+  if (needs_resize(image.height, image.width, target_, allow_resize_, path)) {
+    ++resized_[{image.width, image.height}];
+    image.pixels = resize_image(image.pixels.data(), image.height, image.width, 3, target_.height, target_.width);
+  }
+  split.images.insert(split.images.end(), image.pixels.begin(), image.pixels.end());
+  split.labels.push_back(0);
+}
+
 RawSplit ImageBatchLoader::load(const std::vector<std::string>& files) {
   RawSplit split;
   split.reset(target_.height, target_.width, 3, static_cast<std::int64_t>(files.size()));
-  for (const std::string& path : files) {
-    RgbImage image = decoder_.decode(read_bytes(path), path);
-    if (needs_resize(image.height, image.width, target_, allow_resize_, path)) {
-      ++resized_[{image.width, image.height}];
-      image.pixels =
-          resize_image(image.pixels.data(), image.height, image.width, 3, target_.height, target_.width);
-    }
-    split.images.insert(split.images.end(), image.pixels.begin(), image.pixels.end());
-    split.labels.push_back(0);
-  }
+  for (const std::string& path : files) append(path, split);
   if (target_.channels == 1) grayscale_split(split);
   return split;
+}
+
+ImageBatchLoader::Partial ImageBatchLoader::load_readable(const std::vector<std::string>& files) {
+  Partial out;
+  out.split.reset(target_.height, target_.width, 3, static_cast<std::int64_t>(files.size()));
+  for (const std::string& path : files) {
+    try {
+      append(path, out.split);
+      out.kept.push_back(path);
+    } catch (const Error& e) {
+      out.bad.push_back(e.what());
+    }
+  }
+  if (target_.channels == 1) grayscale_split(out.split);
+  return out;
 }
 
 std::int64_t ImageBatchLoader::resized_count() const {

@@ -34,6 +34,15 @@ class ImageBatchLoader {
   // the file: unreadable, neither JPEG nor PNG, corrupt, or of another size without allow_resize.
   RawSplit load(const std::vector<std::string>& files);
 
+  // The same, leaving out the files load() would throw on: `kept` lists the files of the split's images
+  // in order, `bad` the others with the error that names each.
+  struct Partial {
+    RawSplit split;
+    std::vector<std::string> kept;
+    std::vector<std::string> bad;
+  };
+  Partial load_readable(const std::vector<std::string>& files);
+
   std::int64_t resized_count() const;
   // "" when nothing was resized, else e.g. "resized 3 images to 28x28: 1 of 32x32, 2 of 64x48" (by size).
   std::string resize_note() const;
@@ -41,6 +50,9 @@ class ImageBatchLoader {
  private:
   ImageShape target_;
   bool allow_resize_;
+  // Appends the RGB pixels of `path`, fitted to the target's size, to `split`.
+  void append(const std::string& path, RawSplit& split);
+
   ImageDecoder decoder_;
   std::map<std::pair<int, int>, std::int64_t> resized_;  // (width, height) -> images of that size
 };

@@ -9,7 +9,7 @@
 #include "app/commands.h"
 #include "app/error_text.h"
 #include "app/launch_env.h"
-#include "io/atomic_file.h"
+#include "io/output_claim.h"
 #include "io/paths.h"
 #include "results/evaluation_file.h"
 #include "results/evaluation_tables.h"
@@ -41,11 +41,22 @@ EvaluationRequest request_from(const po::variables_map& vm) {
   return r;
 }
 
-void probe_output(const std::string& out) {
-  const std::string dir = paths::parent(out);
-  ensure_writable_directory(dir.empty() ? "." : dir);
-  FT_REQUIRE(!paths::is_directory(out), "--out ", out, " is a directory");
-  remove_stale_temporaries(out);
+// Where the evaluation goes, checked before any image is scored: --out as given (an existing file only
+// with --force), or the default name, numbered when an earlier evaluation holds it.
+std::string claim_evaluation_output(const EvaluationRequest& r, const std::string& out, bool force) {
+  std::vector<std::pair<std::string, std::string>> inputs = {{"--checkpoint", r.model_path}};
+  if (!r.config_path.empty()) inputs.emplace_back("--config", r.config_path);
+  if (!out.empty()) {
+    claim_output({out, "--out", "--force", force, inputs});
+    return out;
+  }
+  const std::string wanted = default_output(r);
+  const std::string path = first_free_path(wanted);
+  claim_output({path, "evaluation file", "--out", false, inputs});
+  if (path != wanted)
+    std::printf("note: %s holds an earlier evaluation (kept): this one is written to %s\n", wanted.c_str(),
+                path.c_str());
+  return path;
 }
 
 void publish(const EvaluationRecord& record, const std::string& out) {
@@ -55,10 +66,10 @@ void publish(const EvaluationRecord& record, const std::string& out) {
   std::fflush(stdout);
 }
 
-int evaluate(const EvaluationRequest& request, const std::string& out, int argc, char** argv) {
+int evaluate(const EvaluationRequest& request, const std::string& wanted_out, bool force, int argc, char** argv) {
   World world(&argc, &argv);
   try {
-    if (world.rank() == 0) probe_output(out);
+    const std::string out = world.rank() == 0 ? claim_evaluation_output(request, wanted_out, force) : "";
     const EvaluationRecord record = evaluate_model(request, world);
     if (world.rank() == 0) {
       write_evaluation(out, record);
@@ -77,7 +88,7 @@ po::options_description evaluate_options() {
       "fusetrain evaluate: score a trained network on a split of its data\n\n"
       "usage: [mpirun -np N] fusetrain evaluate --checkpoint FILE [--config C] [--data DIR] [--split test|train]\n"
       "                      [--tta [none|flip|flip_translate]] [--out FILE.h5] [--logits N] [--batch N]\n"
-      "                      [--device auto|cpu|cuda]\n\noptions");
+      "                      [--device auto|cpu|cuda] [--force]\n\noptions");
   options.add_options()
       ("checkpoint", po::value<std::string>(), "the <run>.model file written after training, or a checkpoint (.ckpt)")
       ("config", po::value<std::string>(), "a config whose data and evaluation settings replace the stored ones "
@@ -86,7 +97,9 @@ po::options_description evaluate_options() {
       ("split", po::value<std::string>()->default_value("test"), "split to score: test or train")
       ("tta", po::value<std::string>()->implicit_value("flip_translate"),
        "test-time augmentation: none, flip or flip_translate (alone: flip_translate; default: train.tta)")
-      ("out", po::value<std::string>(), "evaluation file (default: <model stem>-eval-<split>.h5 beside the model)")
+      ("out", po::value<std::string>(), "evaluation file, refused when it exists unless --force (default: "
+       "<model stem>-eval-<split>.h5 beside the model, numbered -2, -3, ... when an earlier evaluation holds it)")
+      ("force", "replace an existing --out file")
       ("logits", po::value<std::int64_t>()->default_value(0),
        "also store the fp32 logits and labels of the split's first N images (no test-time augmentation)")
       ("batch", po::value<int>()->default_value(0), "images per forward pass (default: data.test_batch_size)")
@@ -110,8 +123,8 @@ int evaluate_command(int argc, char** argv) {
     if (launcher_rank() == 0) report_error("fusetrain evaluate", e, 2);
     return 2;
   }
-  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : default_output(request);
-  return evaluate(request, out, argc, argv);
+  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "";
+  return evaluate(request, out, vm.count("force") > 0, argc, argv);
 }
 
 }  // namespace ft

@@ -11,7 +11,7 @@
 #include "export/export_formats.h"
 #include "export/export_metadata.h"
 #include "io/atomic_file.h"
-#include "io/paths.h"
+#include "io/output_claim.h"
 #include "runtime/error.h"
 #include "train/model_file.h"
 
@@ -35,8 +35,9 @@ std::string export_bytes(TrainedModel& model, const std::string& format) {
 void run_export(const ExportRequest& r) {
   FT_REQUIRE(r.format == "safetensors" || r.format == "torch", "--format '", r.format,
              "' is not an export format: use safetensors or torch");
-  FT_REQUIRE(!paths::is_directory(r.out), "--out ", r.out, " is a directory: give a file name");
-  FT_REQUIRE(r.force || !paths::exists(r.out), "--out ", r.out, " exists: choose another path or pass --force");
+  std::vector<std::pair<std::string, std::string>> inputs = {{"--checkpoint", r.checkpoint}};
+  if (!r.data.empty()) inputs.emplace_back("--data", r.data);
+  claim_output({r.out, "--out", "--force", r.force, inputs});
   TrainedModel model = load_trained_model(r.checkpoint, r.data);
   write_file_atomically(r.out, export_bytes(model, r.format));
   std::printf("export: %s (%s, %zu tensors) -> %s\n", r.checkpoint.c_str(), r.format.c_str(),
@@ -58,7 +59,7 @@ int export_command(int argc, char** argv) {
       ("checkpoint", po::value(&r.checkpoint)->required(), "model file (<run>.model) or training checkpoint (.ckpt)")
       ("format", po::value(&r.format)->required(), "safetensors, or torch (a file torch.load reads)")
       ("out", po::value(&r.out)->required(), "file to write (refused when it exists, unless --force)")
-      ("force", po::bool_switch(&r.force), "overwrite --out")
+      ("force", po::bool_switch(&r.force), "replace an existing --out file (never the --checkpoint file itself)")
       ("data", po::value(&r.data), "shard folder describing a checkpoint's data (default: its data.path)")
       ("help,h", "show this help");
   po::variables_map vm;

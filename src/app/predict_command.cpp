@@ -15,6 +15,7 @@
 #include "data_prep/image_batch.h"
 #include "data_prep/image_inputs.h"
 #include "io/atomic_file.h"
+#include "io/output_claim.h"
 #include "results/table_render.h"
 #include "runtime/error.h"
 #include "train/prediction.h"
@@ -30,14 +31,22 @@ struct PredictOptions {
   int top = 1;
   std::int64_t batch = 256;
   bool resize = true;
+  bool force = false;     // replace an existing --out
+  bool skip_bad = false;  // leave unreadable images out (listed on stderr) instead of stopping
 };
+
+// Exit status of a run that wrote every readable image's row but left some images out (--skip-bad).
+constexpr int kExitSomeSkipped = 3;
 
 // Where the CSV goes: stdout, or a temporary beside --out that replaces it only once complete.
 class CsvSink {
  public:
-  explicit CsvSink(const std::string& path) {
+  explicit CsvSink(const PredictOptions& o) {
+    const std::string& path = o.out;
     if (path.empty()) return;
-    remove_stale_temporaries(path);
+    std::vector<std::pair<std::string, std::string>> inputs = {{"--checkpoint", o.model}};
+    for (const auto& input : o.inputs) inputs.emplace_back("an input", input);
+    claim_output({path, "--out", "--force", o.force, inputs});
     atomic_ = std::make_unique<AtomicFile>(path);
     file_.open(atomic_->temp_path(), std::ios::binary | std::ios::trunc);
     FT_REQUIRE(file_.is_open(), "--out ", path, ": cannot create ", atomic_->temp_path(), ": ", std::strerror(errno));
@@ -93,29 +102,60 @@ std::string skipped_note(const std::vector<std::string>& skipped) {
              " hidden or not .jpg/.jpeg/.png (first: ", skipped.front(), ")");
 }
 
+// One batch's images: all of them, or with --skip-bad the readable ones, each bad file noted on stderr.
+prep::ImageBatchLoader::Partial load_batch(prep::ImageBatchLoader& loader, const std::vector<std::string>& files,
+                                           bool skip_bad) {
+  if (!skip_bad) {
+    try {
+      return {loader.load(files), files, {}};
+    } catch (const Error& e) {
+      throw Error(cat(e.what(), " (--skip-bad leaves unreadable images out and lists them)"));
+    }
+  }
+  prep::ImageBatchLoader::Partial batch = loader.load_readable(files);
+  for (const auto& why : batch.bad) note(cat("skipped: ", why));
+  return batch;
+}
+
+// The CSV rows of the images, batch by batch; the header goes out with the first batch, so an image that
+// stops the run before then leaves stdout empty. Returns the number of images left out.
+std::size_t write_rows(const PredictOptions& o, const TrainedModel& model, const std::vector<std::string>& files,
+                       CsvSink& sink, prep::ImageBatchLoader& loader) {
+  const ModelInfo& info = model.info;
+  const int k = std::min<int>(o.top, static_cast<int>(info.class_names.size()));
+  std::string text;
+  render_table(text, csv_header(k), {}, true);
+  std::size_t bad = 0;
+  for (std::size_t begin = 0; begin < files.size(); begin += static_cast<std::size_t>(o.batch)) {
+    const auto end = std::min(files.size(), begin + static_cast<std::size_t>(o.batch));
+    auto batch = load_batch(loader, {files.begin() + begin, files.begin() + end}, o.skip_bad);
+    bad += batch.bad.size();
+    if (!batch.kept.empty()) {
+      const auto count = batch.split.count();
+      const at::Tensor probabilities = class_probabilities(model, std::move(batch.split.images), count);
+      render_table(text, {}, top_k_rows(batch.kept, probabilities, k, info.class_names), true, false);
+    }
+    sink.write(text);
+    text.clear();
+  }
+  if (files.empty()) sink.write(text);
+  return bad;
+}
+
 int predict(const PredictOptions& o) {
   const prep::ImageInputs inputs = prep::list_image_inputs(o.inputs);
-  CsvSink sink(o.out);
+  CsvSink sink(o);
   const TrainedModel model = load_trained_model(o.model, o.data_dir);
   const ModelInfo& info = model.info;
   if (!inputs.skipped.empty()) note(skipped_note(inputs.skipped));
   prep::ImageBatchLoader loader({info.input.height, info.input.width, info.input.channels}, o.resize);
-  const int k = std::min<int>(o.top, static_cast<int>(info.class_names.size()));
-  std::string text;
-  render_table(text, csv_header(k), {}, true);
-  sink.write(text);
-  for (std::size_t begin = 0; begin < inputs.files.size(); begin += static_cast<std::size_t>(o.batch)) {
-    const auto end = std::min(inputs.files.size(), begin + static_cast<std::size_t>(o.batch));
-    const std::vector<std::string> files(inputs.files.begin() + begin, inputs.files.begin() + end);
-    prep::RawSplit images = loader.load(files);
-    const at::Tensor probabilities = class_probabilities(model, std::move(images.images), images.count());
-    text.clear();
-    render_table(text, {}, top_k_rows(files, probabilities, k, info.class_names), true, false);
-    sink.write(text);
-  }
+  const std::size_t bad = write_rows(o, model, inputs.files, sink, loader);
   if (loader.resized_count() > 0) note(loader.resize_note());
   sink.commit();
-  return 0;
+  if (bad == 0) return 0;
+  note(cat(bad, " of ", inputs.files.size(), " images could not be read and were left out (listed above); the CSV "
+           "holds the other ", inputs.files.size() - bad, " (exit status ", kExitSomeSkipped, ")"));
+  return kExitSomeSkipped;
 }
 
 int usage_error(const std::string& text) {
@@ -135,7 +175,11 @@ int predict_command(int argc, char** argv) {
   options.add_options()
       ("checkpoint,c", po::value(&o.model), "model file (<run>.model) or training checkpoint")
       ("top,k", po::value(&o.top)->default_value(1), "classes per image, most probable first (at most the class count)")
-      ("out,o", po::value(&o.out), "write the CSV to this file (atomically) instead of stdout")
+      ("out,o", po::value(&o.out), "write the CSV to this file (atomically) instead of stdout; an existing file "
+       "is refused unless --force")
+      ("force", po::bool_switch(&o.force), "replace an existing --out file")
+      ("skip-bad", po::bool_switch(&o.skip_bad), "leave out images that cannot be read or decoded, list them on "
+       "stderr, write the other rows and exit with status 3")
       ("batch,b", po::value(&o.batch)->default_value(256), "images decoded and run at a time")
       ("no-resize", "refuse images whose size differs from the network's input instead of resizing them")
       ("data", po::value(&o.data_dir), "shards whose description a checkpoint needs (default: its data.path)")

@@ -74,12 +74,37 @@ grep -q "big.jpg: image is 40x30 but the network takes 28x28" "$work/refused.err
 cp -r "$work/images/05" "$work/mixed"
 head -c 100 "$work/images/05/$(ls "$work/images/05" | head -1)" > "$work/mixed/zz-broken.png"
 cp "$work/p.csv" "$work/keep.csv"
-if "$FT" predict -c "$model" "$work/mixed" --out "$work/keep.csv" 2> "$work/corrupt.err"; then
+if "$FT" predict -c "$model" "$work/mixed" --out "$work/keep.csv" --force 2> "$work/corrupt.err"; then
   fail "a truncated PNG was accepted"
 fi
-grep -q "zz-broken.png: cannot decode PNG" "$work/corrupt.err" || fail "corrupt-file error: $(cat "$work/corrupt.err")"
+grep -q "zz-broken.png: cannot decode PNG.*(--skip-bad leaves unreadable images out and lists them)" "$work/corrupt.err" ||
+  fail "corrupt-file error: $(cat "$work/corrupt.err")"
 cmp -s "$work/p.csv" "$work/keep.csv" || fail "a failed predict changed the existing --out file"
 [ -z "$(ls "$work" | grep -e '\.partial-' -e '^refused\.csv$')" ] || fail "a failed predict left output: $(ls "$work")"
+# To stdout, a bad image in the first batch stops predict before the CSV header: nothing half-written.
+if "$FT" predict -c "$model" "$work/mixed/zz-broken.png" > "$work/stdout.csv" 2> /dev/null; then fail "a lone bad image was accepted"; fi
+[ ! -s "$work/stdout.csv" ] || fail "a failed predict wrote to stdout: $(head -2 "$work/stdout.csv")"
+# Without --force an existing --out is kept before any image is read.
+if "$FT" predict -c "$model" "$work/images/05" --out "$work/keep.csv" 2> "$work/exists.err"; then fail "an existing --out was replaced"; fi
+grep -q -- "--out $work/keep.csv exists and is kept: choose another path or use --force to replace it" "$work/exists.err" ||
+  fail "existing --out error: $(cat "$work/exists.err")"
+
+# --skip-bad: the good images' rows (the same as without the bad file), the bad files on stderr, status 3.
+printf 'GIF89a not an image' > "$work/mixed/aa-fake.jpg"
+good=$(ls "$work/images/05" | wc -l)
+set +e
+"$FT" predict -c "$model" "$work/mixed" --skip-bad --batch 16 --out "$work/skipped.csv" 2> "$work/skipped.err"
+status=$?
+set -e
+[ "$status" = 3 ] || fail "--skip-bad exit status $status, expected 3: $(cat "$work/skipped.err")"
+grep -q "^fusetrain predict: skipped: $work/mixed/aa-fake.jpg: " "$work/skipped.err" || fail "aa-fake.jpg not listed: $(cat "$work/skipped.err")"
+grep -q "^fusetrain predict: skipped: $work/mixed/zz-broken.png: cannot decode PNG" "$work/skipped.err" ||
+  fail "zz-broken.png not listed: $(cat "$work/skipped.err")"
+grep -q "^fusetrain predict: 2 of $((good + 2)) images could not be read and were left out (listed above); the CSV holds the other $good (exit status 3)$" \
+  "$work/skipped.err" || fail "no summary of the skipped images: $(cat "$work/skipped.err")"
+"$FT" predict -c "$model" "$work/images/05" --out "$work/good.csv"
+diff <(sed 's|/mixed/|/|' "$work/skipped.csv") <(sed 's|/images/05/|/|' "$work/good.csv") > /dev/null ||
+  fail "--skip-bad rows differ from the good images' own rows"
 
 # --top 3: three classes per row, probabilities descending and summing to at most 1; what a folder holds
 # besides images is reported.
