@@ -48,7 +48,9 @@ po::options_description option_table() {
      "input format: cifar10, cifar100, stl10, idx or folder (required)")
     ("input", po::value<std::string>()->value_name("DIR"), "folder holding the release's files (required)")
     ("output", po::value<std::string>()->value_name("DIR"),
-     "folder for the shards, created if missing; shards of an earlier run there are replaced (required)")
+     "folder for the shards, created if missing; one that already holds shards is refused unless --force "
+     "(required)")
+    ("force", po::bool_switch(), "replace the shard set already in --output (with every shard it has)")
     ("shards", po::value<std::int64_t>()->value_name("N")->default_value(1),
      "shards per split, near-equal and contiguous; N = number of ranks gives one file per rank")
     ("grayscale", po::bool_switch(), "convert RGB to 1-channel gray (ITU-R BT.601 weights)")
@@ -111,6 +113,7 @@ CommandLine parse_command_line(int argc, const char* const argv[]) {
   o.output = vm["output"].as<std::string>();
   o.shards = positive<std::int64_t>(vm, "shards");
   o.grayscale = vm["grayscale"].as<bool>();
+  o.force = vm["force"].as<bool>();
   if (vm.count("resize")) o.resize = positive<int>(vm, "resize");
   if (vm.count("limit")) o.limit = positive<std::int64_t>(vm, "limit");
   if (vm.count("name")) {

@@ -3,6 +3,7 @@
 #include "data_prep/prep_pipeline.h"
 
 #include <chrono>
+#include <regex>
 
 #include "data_prep/checksum.h"
 #include "data_prep/idx_reader.h"
@@ -32,6 +33,19 @@ RawDataset read_dataset(const PrepOptions& options, const std::string& dataset) 
   FT_CHECK(false, "unhandled format ", static_cast<int>(options.format));
 }
 
+// A shard set already in the output folder is some earlier conversion's work: kept unless --force.
+void require_free_output(const PrepOptions& options) {
+  if (options.force || !paths::is_directory(options.output)) return;
+  const std::regex shard_name(R"((train|test)-\d+-of-\d+\.h5)");
+  std::vector<std::string> shards;
+  for (const std::string& name : paths::list_directory(options.output))
+    if (std::regex_match(name, shard_name) && paths::is_regular_file(paths::join(options.output, name)))
+      shards.push_back(name);
+  FT_REQUIRE(shards.empty(), "--output ", options.output, " already holds a shard set (", shards.size(),
+             " files: ", shards.front(), ", ...): they are kept. Choose another folder, or pass --force to replace "
+             "them");
+}
+
 }  // namespace
 
 std::string default_dataset_name(Format format, const std::string& input) {
@@ -56,6 +70,7 @@ PrepSummary run_prep(const PrepOptions& options) {
   FT_REQUIRE(options.shards >= 1, "--shards must be at least 1, not ", options.shards);
   FT_REQUIRE(options.limit >= 1, "--limit must be at least 1, not ", options.limit);
   FT_REQUIRE(options.resize >= 0, "--resize must be positive, not ", options.resize);
+  require_free_output(options);
   PrepSummary summary;
   summary.dataset = options.name.empty() ? default_dataset_name(options.format, options.input) : options.name;
 

@@ -22,6 +22,7 @@ struct PrepOptions {
   std::int64_t limit = kNoLimit;  // first `limit` images of each split
   std::string name;               // dataset attribute; empty: default_dataset_name()
   Cifar100Label cifar100_label = Cifar100Label::fine;
+  bool force = false;             // replace a shard set already in `output`
 };
 
 struct PrepSummary {

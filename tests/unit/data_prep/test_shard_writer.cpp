@@ -143,7 +143,8 @@ TEST(ShardWriter, GrayscaleAndResizeReachTheShards) {
   EXPECT_EQ(train.meta().mean.size(), 1u);
 }
 
-TEST(ShardWriter, ANewRunReplacesAnEarlierShardSet) {
+// An earlier shard set is kept (refused before anything is read) unless --force, which replaces it whole.
+TEST(ShardWriter, AnEarlierShardSetIsReplacedOnlyWithForce) {
   const fs::path root = scratch_dir();
   write_tree(root / "toy");
   PrepOptions options = options_for(Format::folder, root / "toy", root / "out");
@@ -151,6 +152,15 @@ TEST(ShardWriter, ANewRunReplacesAnEarlierShardSet) {
   run_prep(options);
   write_text(root / "out" / "notes.md", "kept");
   options.shards = 2;
+  try {
+    run_prep(options);
+    FAIL() << "a second conversion replaced the shard set without --force";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already holds a shard set (8 files: test-00000-of-00004.h5, ...)"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(outputs_in(root / "out").size(), 8u);
+  options.force = true;
   run_prep(options);
   auto left = outputs_in(root / "out");
   std::sort(left.begin(), left.end());
