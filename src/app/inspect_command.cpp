@@ -56,24 +56,43 @@ std::string shape_text(hid_t parent, const std::string& name) {
   return "[" + out + "]";
 }
 
-herr_t print_object(hid_t root, const char* name, const H5O_info_t* info, void*) {
+// Visits the objects under a group; `prefix` (the group's path with a trailing '/') goes before each name.
+herr_t print_object(hid_t root, const char* name, const H5O_info_t* info, void* prefix_data) {
+  const std::string& prefix = *static_cast<const std::string*>(prefix_data);
   if (std::string(name) == ".") {
-    print_attributes(root, "/  ");
+    if (prefix == "/") return print_attributes(root, "/  "), 0;
+    std::printf("%s\n", prefix.c_str());
+    print_attributes(root, "  ");
     return 0;
   }
   const h5::Handle object(FT_CHECK_H5(H5Oopen(root, name, H5P_DEFAULT)));
   if (info->type == H5O_TYPE_DATASET)
-    std::printf("/%s %s\n", name, shape_text(root, name).c_str());
+    std::printf("%s%s %s\n", prefix.c_str(), name, shape_text(root, name).c_str());
   else
-    std::printf("/%s/\n", name);
+    std::printf("%s%s/\n", prefix.c_str(), name);
   print_attributes(object, "  ");
   return 0;
+}
+
+// A group and everything under it, as the whole file's tree lists them.
+void print_tree(hid_t group, const std::string& path) {
+  std::string prefix = path == "/" ? "/" : path + "/";
+  FT_CHECK_H5(H5Ovisit2(group, H5_INDEX_NAME, H5_ITER_INC, print_object, &prefix, H5O_INFO_BASIC));
+}
+
+bool is_group(hid_t file, const std::string& path) {
+  const h5::Handle object(FT_CHECK_H5(H5Oopen(file, path.c_str(), H5P_DEFAULT)));
+  return H5Iget_type(object) == H5I_GROUP;
 }
 
 // The values of one dataset (one per line) or of one attribute ("/group/name" where name is an
 // attribute of /group).
 void print_values(hid_t file, const std::string& path) {
-  if (path != "/" && h5::exists(file, path)) {
+  if (path == "/" || (h5::exists(file, path) && is_group(file, path))) {
+    const h5::Handle group(FT_CHECK_H5(H5Oopen(file, path.c_str(), H5P_DEFAULT)));
+    return print_tree(group, path);
+  }
+  if (h5::exists(file, path)) {
     const h5::Handle dataset(FT_CHECK_H5(H5Dopen2(file, path.c_str(), H5P_DEFAULT)));
     const h5::Handle type(FT_CHECK_H5(H5Dget_type(dataset)));
     if (is_string(type)) {
@@ -98,6 +117,7 @@ int inspect_command(int argc, char** argv) {
                                   "usage: fusetrain inspect FILE [OBJECT ...]\n"
                                   "  without OBJECT: every group, dataset (with its shape) and attribute\n"
                                   "  OBJECT /epochs/test_acc: a dataset's values, one per line\n"
+                                  "  OBJECT /epochs: a group's tree, as without OBJECT\n"
                                   "  OBJECT /summary/final_test_acc: an attribute's value\n\noptions");
   options.add_options()("help,h", "show this help");
   po::options_description all;
@@ -111,7 +131,7 @@ int inspect_command(int argc, char** argv) {
   try {
     const h5::Handle file = h5::open_file(path);
     if (!vm.count("object")) {
-      FT_CHECK_H5(H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, print_object, nullptr, H5O_INFO_BASIC));
+      print_tree(file, "/");
       return 0;
     }
     for (const auto& object : vm["object"].as<std::vector<std::string>>()) print_values(file, object);

@@ -17,8 +17,10 @@ std::pair<std::int64_t, std::int64_t> slice_of(std::int64_t total, int rank, int
 }
 
 ShardReader::ShardReader(const std::string& dir, const std::string& split) {
-  FT_REQUIRE(paths::is_directory(dir), "data directory ", dir,
+  FT_REQUIRE(paths::exists(dir), "data directory ", dir,
              " does not exist (set data.path to a folder written by fusetrain-prep)");
+  FT_REQUIRE(paths::is_directory(dir), "data directory ", dir, " is a file, not a folder: point data.path (or --data) ",
+             "at the folder that holds the shards (", paths::parent(dir).empty() ? "." : paths::parent(dir), "?)");
   const std::regex pattern(split + R"(-(\d+)-of-(\d+)\.h5)");
   std::vector<std::pair<std::int64_t, std::string>> found;
   std::int64_t declared = -1;

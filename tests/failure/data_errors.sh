@@ -43,6 +43,10 @@ dir=$(damaged no_data_dir)
 rm -rf "$dir"
 check data_case no_data_dir "$dir" "data directory $dir does not exist"
 
+# data.path naming a shard file rather than its folder: said so, with the folder it probably meant.
+dir=$(damaged path_is_file)
+check data_case path_is_file "$dir/$shard" "data directory $dir/$shard is a file, not a folder: point data\.path \(or --data\) at the folder that holds the shards \($dir\?\)"
+
 dir=$(damaged truncated)
 truncate -s 40000 "$dir/$shard"
 check data_case truncated "$dir" "$dir/$shard.*(truncated|corrupt)"
