@@ -65,7 +65,11 @@ const FieldGroup<RankRecord>& rank_fields() {
       FT_FIELD(RankRecord, hostname, "host the rank ran on"),
       FT_FIELD(RankRecord, device, "device model, e.g. the GPU's name"),
       FT_FIELD(RankRecord, local_rank, "rank among the ranks of its node (picks the node's GPU)"),
-      FT_FIELD(RankRecord, peak_memory_bytes, "peak device memory of the rank"),
+      FT_FIELD(RankRecord, peak_memory_bytes,
+               "peak memory of the rank: CUDA peak allocated on a GPU, the process's peak resident set on the CPU"),
+      FT_FIELD(RankRecord, peak_allocated_bytes,
+               "peak bytes of live tensors in LibTorch's allocator of the rank's device during training (GPU: "
+               "the same as peak_memory_bytes; CPU: LibTorch's CPU allocator, without the process's code and heap)"),
       FT_FIELD(RankRecord, train_images, "images in the rank's training slice"),
       FT_FIELD(RankRecord, allreduce_bytes, "gradient bytes all-reduced by the rank"),
       FT_FIELD(RankRecord, allreduce_s, "seconds spent in gradient all-reduce calls"),

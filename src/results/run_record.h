@@ -23,7 +23,8 @@ struct RankRecord {
   int local_rank = 0;                  // rank among the ranks of its node (picks the node's GPU)
   std::array<double, kRankPhases> phase_s{};
   std::string phase_clock;             // what timed phase_s: host (steady clock) or cuda_events (stream)
-  std::int64_t peak_memory_bytes = 0;
+  std::int64_t peak_memory_bytes = 0;  // GPU: CUDA peak allocated; CPU: peak resident set of the process
+  std::int64_t peak_allocated_bytes = 0;  // peak bytes of live tensors in LibTorch's allocator of the device
   std::int64_t train_images = 0;       // images in this rank's slice
   std::int64_t allreduce_bytes = 0;
   double allreduce_s = 0;

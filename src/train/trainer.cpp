@@ -617,6 +617,7 @@ void Trainer::summarise(const Stopwatch& training, std::size_t resumed_epochs) {
   for (std::size_t k = 0; k < kRankPhases; ++k) out_.rank.phase_s[k] = phases.seconds[k];
   out_.rank.phase_clock = phase_clock_name(s.clock->kind());
   out_.rank.peak_memory_bytes = summary.peak_memory_bytes;
+  out_.rank.peak_allocated_bytes = peak_allocated_bytes(device_);
   out_.rank.allreduce_bytes = s.engine->stats().bytes;
   out_.rank.allreduce_s = s.engine->stats().allreduce_s;
   out_.rank.comm_hidden_fraction = s.engine->stats().hidden_fraction();

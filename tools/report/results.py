@@ -32,7 +32,7 @@ FIELDS = {
     "/epochs": {"epoch": _I32, "evaluated": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
                 "test_acc": _F64, "lr": _F64, "epoch_time_s": _F64, "images_per_s": _F64},
     "/ranks": {"hostname": _TEXT, "device": _TEXT, "local_rank": _I32, "peak_memory_bytes": _I64,
-               "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, "comm_hidden_fraction": _F64, **{phase: _F64 for phase in PHASES}, "phase_clock": _TEXT,
+               "peak_allocated_bytes": _I64, "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, "comm_hidden_fraction": _F64, **{phase: _F64 for phase in PHASES}, "phase_clock": _TEXT,
                "train_loss": _F64, "train_acc": _F64, "test_images": _I64, "test_loss": _F64, "test_acc": _F64},
     "/rank_epochs": {"rank": _I32, "epoch": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
                      "test_acc": _F64},
@@ -58,6 +58,9 @@ EVALUATION_FIELDS = {
                     "predicted": _I64, "confusion": _I64, "logits": _F32, "labels": _I64},
 }
 _EVALUATION_OPTIONAL = {"logits", "labels"}  # written with --logits only
+# Fields added after format_version 4 was first written: a file written before lacks them, and a Run read
+# from it has no such key.
+_ADDED_LATER = {("/ranks", "peak_allocated_bytes")}
 
 
 def check_fields(listing: dict) -> list[str]:
@@ -129,7 +132,7 @@ def _require_fields(f) -> None:
         if group not in f:
             raise ValueError(f"missing group {group}")
         for name in fields:
-            if name not in f[group].attrs and name not in f[group]:
+            if name not in f[group].attrs and name not in f[group] and (group, name) not in _ADDED_LATER:
                 raise ValueError(f"{group.rstrip('/')}/{name}: missing")
 
 
