@@ -40,6 +40,14 @@ DType dtype_of(at::ScalarType t) {
   return traits->dtype;
 }
 
+// A parameter's slot in a fusion buffer, seen with the parameter's own layout: a channels_last weight's
+// gradient is packed and handed back channels_last, element for element in memory order, without a copy
+// into NCHW on the way in or a layout the optimizer must convert on the way out.
+at::Tensor slot_with_layout_of(const at::Tensor& slot, const at::Tensor& param) {
+  if (param.is_non_overlapping_and_dense()) return slot.as_strided(param.sizes(), param.strides());
+  return slot.view(param.sizes());
+}
+
 // Runs after AccumulateGrad has written a parameter's .grad, so the gradient it hands on is the one that
 // .grad owns (autograd's output, stolen without a copy), accumulated over earlier micro-batches.
 class GradientReady final : public torch::autograd::PostAccumulateGradHook {
@@ -76,6 +84,8 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
   bucket_of_.resize(specs_.size());
   slot_of_.resize(specs_.size());
   on_device_ = !params_.empty() && params_.front().tensor.is_cuda();
+  solo_ = backend_.size() == 1 && !options_.reduce_alone;
+  if (solo_) return;  // nothing to reduce: no buffers, hooks or thread
   in_place_ = options_.in_place && !on_device_ && !compressed() && backend_.reduces_spans_in_place();
   for (std::size_t b = 0; b < plan_.size(); ++b) {
     auto state = std::make_unique<BucketState>();
@@ -125,6 +135,8 @@ void GradientEngine::clear_gradients() {
 }
 
 void GradientEngine::prepare(bool sync) {
+  if (solo_) return;
+  if (sync) device_->begin_step();
   std::lock_guard<std::mutex> lock(mutex_);
   sync_ = sync;
   if (!sync) return;
@@ -142,6 +154,7 @@ void GradientEngine::prepare(bool sync) {
 }
 
 void GradientEngine::submit(std::size_t index, const at::Tensor& grad) {
+  if (solo_) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!sync_) return;
@@ -159,11 +172,12 @@ void GradientEngine::submit(std::size_t index, const at::Tensor& grad) {
     s.grads[slot] = std::move(held);
   } else {
     // One pass over the gradient: packing and pre-scaling by 1/world happen in the same kernel.
-    auto slice = s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel());
+    auto slice = slot_with_layout_of(s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()),
+                                     params_[index].tensor);
     if (prescale_ == 1.0)
-      slice.copy_(grad.reshape({-1}));
+      slice.copy_(grad);
     else
-      at::mul_out(slice, grad.reshape({-1}), prescale_tensor_);
+      at::mul_out(slice, grad, prescale_tensor_);
   }
   bool now_ready = false;
   {
@@ -193,12 +207,20 @@ void GradientEngine::communication_loop() {
     std::size_t b;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      const auto work = [&] { return stop_ || (!error_ && next_ < plan_.size() && state_[next_]->ready); };
+      const auto work = [&] {
+        return stop_ || drain_ || (!error_ && next_ < plan_.size() && state_[next_]->ready);
+      };
       if (!cv_.wait_for(lock, std::chrono::milliseconds(50), work)) {
-        if (!error_) watch_in_flight(lock);
+        if (!error_) watch_in_flight(lock, false);
         continue;
       }
       if (stop_) return;
+      if (drain_) {
+        if (!error_) watch_in_flight(lock, true);
+        drain_ = false;
+        cv_.notify_all();
+        continue;
+      }
       b = next_++;
     }
     try {
@@ -215,11 +237,15 @@ void GradientEngine::communication_loop() {
   }
 }
 
-void GradientEngine::watch_in_flight(std::unique_lock<std::mutex>& lock) {
+// On the communication thread only: retires the collectives the device has completed (wait: all of them).
+void GradientEngine::watch_in_flight(std::unique_lock<std::mutex>& lock, bool wait) {
   lock.unlock();
   std::exception_ptr failure;
   try {
-    backend_.poll_in_flight();
+    if (wait)
+      backend_.wait_in_flight();
+    else
+      backend_.poll_in_flight();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -261,7 +287,8 @@ void GradientEngine::run_bucket(std::size_t b) {
                      cat("{\"bytes\":", bytes, ",\"tensors\":",
                          plan_[b].tensors.size(), "}"));
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.allreduce_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (!device_->times_on_device())
+    stats_.allreduce_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   stats_.buckets += 1;
   stats_.bytes += bytes;
 }
@@ -299,6 +326,8 @@ void GradientEngine::complete_missing() {
 }
 
 void GradientEngine::finish() {
+  if (solo_) return;
+  device_->mark_backward_end();
   std::vector<std::string> missing_here;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -321,7 +350,8 @@ void GradientEngine::finish() {
                " s on rank ", world_.rank(), ": communication thread stalled");
   }
   device_->wait_all(plan_.size());
-  stats_.wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!device_->times_on_device())
+    stats_.wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (options_.timeline) options_.timeline->record("wait", "compute", start_us, options_.timeline->now_us());
 
   const TimelineSpan unpack(options_.timeline, "unpack", "compute");
@@ -337,7 +367,8 @@ void GradientEngine::finish() {
         s.grads[slot] = at::Tensor();
         param.mutable_grad() = grad.sizes() == param.sizes() ? std::move(grad) : grad.view(param.sizes());
       } else {
-        param.mutable_grad() = s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()).view(param.sizes());
+        param.mutable_grad() =
+            slot_with_layout_of(s.buffer.narrow(0, plan_[b].offsets[slot], specs_[index].numel()), param);
       }
     }
   }
@@ -346,6 +377,24 @@ void GradientEngine::finish() {
     sync_ = false;
   }
   if (any_missing) raise_missing(missing_here);
+}
+
+void GradientEngine::wait_transfers() {
+  if (solo_) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  drain_ = true;
+  cv_.notify_all();
+  // The backend bounds the wait by the stall timeout; this bound only catches a stuck thread.
+  const auto limit = std::chrono::duration<double>(options_.stall_timeout_s + 30);
+  const bool done = cv_.wait_for(lock, limit, [&] { return !drain_; });
+  if (error_) std::rethrow_exception(error_);
+  FT_REQUIRE(done, "the transfers in flight did not complete within ", limit.count(), " s on rank ", world_.rank(),
+             ": communication thread stalled");
+}
+
+EngineStats GradientEngine::stats() {
+  if (!solo_ && device_->times_on_device()) device_->collect(stats_.allreduce_s, stats_.wait_s);
+  return stats_;
 }
 
 // Whether some rank lacked a gradient this step. On the host the status elements reduced with the buckets

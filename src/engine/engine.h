@@ -42,9 +42,15 @@ struct GradientEngineOptions {
   // CPU parameters with a backend that reduces scattered host memory (MPI, Gloo): a bucket is reduced
   // where autograd left its gradients, with no copy into a fusion buffer. false: always pack.
   bool in_place = true;
+  // A world of one rank has nothing to reduce: the engine leaves autograd's gradients where they are (no
+  // hooks, no thread, no copy). true packs and calls the backend all the same (tests of the machinery).
+  bool reduce_alone = false;
   Timeline* timeline = nullptr;
 };
 
+// On the CPU host clocks time the collectives; on a GPU device events do (a host clock around an
+// enqueued transfer would time its launch): allreduce_s is then the transfers' device time and wait_s the
+// compute stream's wait for them after backward ended.
 struct EngineStats {
   double wait_s = 0;        // main thread blocked in finish() for communication (exposed)
   double allreduce_s = 0;   // communication thread inside collectives
@@ -81,16 +87,24 @@ class GradientEngine {
   void finish();
   // Whether buckets are reduced in place (see GradientEngineOptions::in_place).
   bool in_place() const { return in_place_; }
+  // Whether this engine leaves gradients alone (one rank, see GradientEngineOptions::reduce_alone).
+  bool solo() const { return solo_; }
+  // After finish(): blocks until the backend's collectives still in flight on the device (NCCL) have
+  // completed. The communication thread waits for them: it is the only thread that drives the backend's
+  // in-flight transfers, so a stall is detected, and the communicator aborted, by one thread alone.
+  void wait_transfers();
 
   const std::vector<BucketSpec>& buckets() const { return plan_; }
   const std::vector<TensorSpec>& tensors() const { return specs_; }
-  const EngineStats& stats() const { return stats_; }
+  // The statistics so far; on a device, of the steps whose events have completed (all of them after a
+  // device synchronisation).
+  EngineStats stats();
 
  private:
   bool compressed() const { return options_.wire != at::kFloat; }
   struct BucketState;
   void communication_loop();
-  void watch_in_flight(std::unique_lock<std::mutex>& lock);
+  void watch_in_flight(std::unique_lock<std::mutex>& lock, bool wait);
   bool missing_anywhere(const std::vector<std::string>& missing_here);
   void run_bucket(std::size_t b);
   void complete_missing();
@@ -109,6 +123,7 @@ class GradientEngine {
   std::vector<std::unique_ptr<BucketState>> state_;
   std::unique_ptr<BucketDeviceSync> device_;
   bool in_place_ = false;
+  bool solo_ = false;
   bool on_device_ = false;  // parameters on a GPU
   double prescale_;
   at::Tensor prescale_tensor_;
@@ -117,6 +132,7 @@ class GradientEngine {
   std::condition_variable cv_;
   bool sync_ = false;
   bool stop_ = false;
+  bool drain_ = false;         // wait_transfers() asks the communication thread to wait for the device
   std::size_t next_ = 0;       // next bucket the communication thread launches
   std::size_t finished_ = 0;   // buckets whose all-reduce completed this step
   std::int64_t step_ = 0;

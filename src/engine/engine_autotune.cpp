@@ -21,7 +21,7 @@ double time_candidate(Backend& backend, const World& world, const std::vector<Na
     engine.prepare(true);
     for (std::size_t t = grads.size(); t-- > 0;) engine.submit(t, grads[t]);
     engine.finish();
-    backend.wait_in_flight();  // NCCL returns once enqueued: time the transfers, not their launch
+    engine.wait_transfers();  // NCCL returns once enqueued: time the transfers, not their launch
   });
 }
 
@@ -48,6 +48,7 @@ AutotuneResult autotune_buckets(Backend& backend, const World& world, const std:
   }
   options.average = false;
   options.timeline = nullptr;
+  options.reduce_alone = true;  // candidates are timed as the machinery runs them, whatever the world size
   AutotuneResult result;
   for (const BucketSizes& sizes : candidates) {
     options.bucket_mib = sizes.bucket_mib;
@@ -62,6 +63,12 @@ AutotuneResult autotune_buckets(Backend& backend, const World& world, const std:
 
 void apply_autotuned_buckets(Backend& backend, const World& world, const std::vector<NamedTensor>& parameters,
                              GradientEngineOptions& options) {
+  if (world.size() == 1) {  // one rank reduces nothing (GradientEngineOptions::reduce_alone): nothing to tune
+    std::printf("bucket autotune: one rank, no all-reduce: bucket sizes kept (%g/%g MiB)\n", options.bucket_mib,
+                options.first_bucket_mib);
+    std::fflush(stdout);
+    return;
+  }
   const auto start = std::chrono::steady_clock::now();
   const AutotuneResult result = autotune_buckets(backend, world, parameters, options);
   options.bucket_mib = result.best.bucket_mib;

@@ -22,6 +22,18 @@ struct BucketDeviceSync {
   virtual void allreduce(Backend& backend, at::Tensor& data, DType dtype) = 0;
   // On the main thread after all buckets finished: makes their results visible to the compute stream.
   virtual void wait_all(std::size_t buckets) = 0;
+
+  // Device clocks for the engine's statistics. Host clocks around an asynchronous transfer time its
+  // launch, so on a device the transfers and the compute stream's wait for them are timed by events.
+  // Whether this sync times on the device (the engine's host clocks are used otherwise).
+  virtual bool times_on_device() const { return false; }
+  // On the main thread, before a synchronising step's buckets are packed.
+  virtual void begin_step() {}
+  // On the main thread when finish() starts: backward's end on the compute stream.
+  virtual void mark_backward_end() {}
+  // Adds the device seconds of the completed steps not yet collected: the transfers (summed over buckets)
+  // and the compute stream's wait for them after backward ended (exposed).
+  virtual void collect(double& transfer_s, double& exposed_s) { (void)transfer_s, (void)exposed_s; }
 };
 
 std::unique_ptr<BucketDeviceSync> make_bucket_device_sync(bool cuda, std::size_t buckets);

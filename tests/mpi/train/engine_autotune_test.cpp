@@ -30,5 +30,20 @@ TEST(EngineAutotune, EveryRankChoosesTheSame) {
   for (const BucketTrial& trial : result.trials) EXPECT_EQ(world.allreduce_max(trial.seconds), trial.seconds);
 }
 
+TEST(EngineAutotune, AppliesTheChoiceToTheOptions) {
+  const World& world = ft::test::world();
+  auto backend = make_backend(world, BackendOptions{});
+  torch::nn::Linear layer(16, 8);
+  std::vector<NamedTensor> named;
+  for (auto& p : layer->named_parameters()) named.push_back({p.key(), p.value()});
+  GradientEngineOptions options;
+  options.bucket_mib = 1000;  // not a candidate: must be replaced
+  apply_autotuned_buckets(*backend, world, named, options);
+  bool is_candidate = false;
+  for (const BucketSizes& c : default_bucket_candidates())
+    is_candidate |= c.bucket_mib == options.bucket_mib && c.first_bucket_mib == options.first_bucket_mib;
+  EXPECT_TRUE(is_candidate) << options.bucket_mib << " / " << options.first_bucket_mib;
+}
+
 }  // namespace
 }  // namespace ft::test
