@@ -92,7 +92,7 @@ void print_table(const Config& config, const Backend& backend, const World& worl
 int bench_allreduce(int argc, char** argv) {
   auto options = bench_options("fusetrain bench allreduce (run under mpirun -np N)", "resnet18", 3);
   options.add_options()
-      ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
+      ("backend", po::value<std::string>()->default_value("auto"), bench_backend_help().c_str())
       ("allreduce", po::value<std::string>()->default_value("auto"), choice_list<AllreduceAlgorithm>(" | ").c_str())
       ("mpi-algorithm", po::value<std::string>()->default_value("auto"),
        (choice_list<MpiAlgorithm>(" | ") + " (as distributed.mpi_algorithm)").c_str())
@@ -110,7 +110,7 @@ int bench_allreduce(int argc, char** argv) {
   World world(&argc, &argv);
   try {
     Config config = bench_config(vm);
-    config.distributed.backend = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
+    config.distributed.backend = bench_backend(vm, config);
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;
     backend_options.name = config.distributed.backend;
@@ -150,6 +150,7 @@ int bench_allreduce(int argc, char** argv) {
     engine_options.first_bucket_mib = vm["first-bucket-mib"].as<double>();
     engine_options.last_bucket_mib = vm["last-bucket-mib"].as<double>();
     engine_options.average = false;  // (a) and (c) sum too: compare like with like
+    engine_options.reduce_alone = true;  // measured as several ranks run it, even on one
     if (vm.count("autotune")) apply_autotuned_buckets(*backend, world, named, engine_options);
     Timeline timeline(!vm["timeline"].as<std::string>().empty());
     engine_options.timeline = &timeline;

@@ -11,6 +11,8 @@
 #include "config/choices.h"
 #include "monitor/timer.h"
 #include "runtime/collective_timing.h"
+#include "runtime/error.h"
+#include "kernels/device_query.h"
 #include "train/device_setup.h"
 
 namespace po = boost::program_options;
@@ -38,6 +40,21 @@ Config bench_config(const po::variables_map& vm) {
   config.model.name = choice_from<ModelName>("--model", vm["model"].as<std::string>());
   config.train.device = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
   return config;
+}
+
+std::string bench_backend_help() {
+  return "auto (nccl on CUDA devices, else mpi) | " + choice_list<BackendName>(" | ");
+}
+
+BackendName bench_backend(const po::variables_map& vm, const Config& config) {
+  const std::string given = vm["backend"].as<std::string>();
+  const bool cuda = cuda_wanted(config.train.device, cuda_kernels_built(), cuda_available());
+  if (given == "auto") return cuda ? BackendName::nccl : BackendName::mpi;
+  const BackendName backend = choice_from<BackendName>("--backend", given);
+  FT_REQUIRE(backend != BackendName::nccl || cuda, "--backend nccl needs CUDA devices (--device ",
+             choice_name(config.train.device), ": ", cuda ? "" : cuda_unavailable_reason(),
+             "); use --backend mpi or gloo on the CPU");
+  return backend;
 }
 
 double median_ms(int warmup, int iterations, const at::Device& device, const std::function<void()>& body) {

@@ -24,6 +24,13 @@ int bench_parse(boost::program_options::options_description options, int argc, c
 // A default Config with model.name and train.device taken from the options.
 Config bench_config(const boost::program_options::variables_map& vm);
 
+// --backend as the benchmark will run it: "auto" (the default) is nccl where the ranks compute on CUDA
+// devices and mpi elsewhere; an explicit backend the device cannot use (nccl on the CPU) is refused as
+// training refuses it, naming the option.
+BackendName bench_backend(const boost::program_options::variables_map& vm, const Config& config);
+// The --backend option with its "auto" default.
+std::string bench_backend_help();
+
 // Median milliseconds of `body` over `iterations` runs after `warmup`, synchronising `device` around each.
 double median_ms(int warmup, int iterations, const at::Device& device, const std::function<void()>& body);
 

@@ -39,7 +39,7 @@ po::options_description step_options() {
       ("allow-device-sharing", "let more ranks than visible GPUs share them (backend mpi or gloo)")
       ("batch", po::value<int>()->default_value(128), "images per rank per step")
       ("steps", po::value<int>()->default_value(30), "timed steps")
-      ("backend", po::value<std::string>()->default_value("mpi"), choice_list<BackendName>(" | ").c_str())
+      ("backend", po::value<std::string>()->default_value("auto"), bench_backend_help().c_str())
       ("mpi-algorithm", po::value<std::string>()->default_value("auto"),
        (choice_list<MpiAlgorithm>(" | ") + " (as distributed.mpi_algorithm)").c_str())
       ("image", po::value<std::string>()->default_value("3x32x32"), "CxHxW of the synthetic images")
@@ -62,9 +62,9 @@ std::string self_path() {
 // on GPUs 1, and 2 where 2 devices are visible). More ranks than GPUs need --allow-device-sharing.
 std::vector<int> step_ranks(const po::variables_map& vm) {
   const bool share = vm.count("allow-device-sharing") > 0;
-  const BackendName backend = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
-  FT_REQUIRE(!(share && backend == BackendName::nccl), "--allow-device-sharing cannot be used with --backend nccl: "
-             "NCCL cannot run two ranks on one GPU; use --backend mpi or gloo to share GPUs");
+  FT_REQUIRE(!(share && vm["backend"].as<std::string>() == "nccl"), "--allow-device-sharing cannot be used with "
+             "--backend nccl: NCCL cannot run two ranks on one GPU; use --backend mpi or gloo to share GPUs");
+  bench_backend(vm, bench_config(vm));  // refused here, before mpirun, when the device cannot use it
   const DeviceChoice choice = choice_from<DeviceChoice>("--device", vm["device"].as<std::string>());
   const int gpus = visible_devices().count();
   const bool gpu = cuda_wanted(choice, cuda_kernels_built(), gpus > 0);
@@ -131,7 +131,7 @@ int bench_step_worker(int argc, char** argv) {
   try {
     Config config = bench_config(vm);
     config.train.threads = vm["threads"].as<int>();
-    config.distributed.backend = choice_from<BackendName>("--backend", vm["backend"].as<std::string>());
+    config.distributed.backend = bench_backend(vm, config);
     config.distributed.allow_device_sharing = vm.count("allow-device-sharing") > 0;
     const at::Device device = place_rank(config, world);
     BackendOptions backend_options;

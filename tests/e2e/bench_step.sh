@@ -39,4 +39,8 @@ if step --ranks 2 --allow-device-sharing --backend nccl > "$work/nccl.log" 2>&1;
 grep -q "error: --allow-device-sharing cannot be used with --backend nccl" "$work/nccl.log" ||
   { cat "$work/nccl.log"; fail "unclear NCCL sharing error"; }
 grep -q "mpirun" "$work/nccl.log" && fail "NCCL sharing reached mpirun"
+# NCCL takes device pointers: on the CPU it is refused before mpirun, as training refuses it.
+if step --ranks 1 --backend nccl > "$work/nccl_cpu.log" 2>&1; then fail "--backend nccl was accepted on the CPU"; fi
+grep -q "error: --backend nccl needs CUDA devices (--device cpu: " "$work/nccl_cpu.log" ||
+  { cat "$work/nccl_cpu.log"; fail "unclear NCCL-on-CPU error"; }
 echo PASS
