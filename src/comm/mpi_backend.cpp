@@ -147,6 +147,7 @@ void MpiBackend::run_region_chunks(PollBackoff& wait, const std::vector<SpanRegi
 }
 
 bool MpiBackend::use_ring(std::size_t bytes) const {
+  if (on_device_now_) return false;
   return mpi_algorithm_ == MpiAlgorithm::ring || (mpi_algorithm_ == MpiAlgorithm::automatic && bytes >= kRingMinBytes);
 }
 
@@ -171,9 +172,34 @@ void MpiBackend::reduce_regions(const std::vector<SpanRegion>& regions, DType dt
   });
 }
 
+// Device memory (a CUDA-aware library, a stream given) goes to MPI only where the library itself sums it:
+// MPI_SUM on a built-in type, chunk by chunk; fp16 and bf16, whose operators run on the host, go through a
+// host copy, and the ring (which sums on the host) is not used.
 void MpiBackend::transfer_allreduce(void* data, std::size_t count, DType dtype, void* stream) {
   sync_stream(stream);
-  reduce_regions({{static_cast<char*>(data), count}}, dtype);
+  const bool on_device = device_memory_ && stream != nullptr;
+  if (on_device && !mpi_sums_natively(dtype)) return reduce_through_host(data, count, dtype);
+  on_device_now_ = on_device;
+  try {
+    reduce_regions({{static_cast<char*>(data), count}}, dtype);
+  } catch (...) {
+    on_device_now_ = false;
+    throw;
+  }
+  on_device_now_ = false;
+}
+
+void MpiBackend::reduce_through_host(void* data, std::size_t count, DType dtype) {
+#ifdef FUSETRAIN_WITH_CUDA
+  const std::size_t bytes = count * dtype_size(dtype);
+  if (host_copy_.size() < bytes) host_copy_.resize(bytes);  // the backend's: a stalled chunk may still write
+  FT_CHECK_CUDA(cudaMemcpy(host_copy_.data(), data, bytes, cudaMemcpyDeviceToHost));
+  reduce_regions({{host_copy_.data(), count}}, dtype);
+  FT_CHECK_CUDA(cudaMemcpy(data, host_copy_.data(), bytes, cudaMemcpyHostToDevice));
+#else
+  (void)data, (void)count, (void)dtype;
+  FT_CHECK(false, "mpi backend: device memory in a build without CUDA");
+#endif
 }
 
 void MpiBackend::transfer_allreduce_spans(const std::vector<HostSpan>& spans, DType dtype) {

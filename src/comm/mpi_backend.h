@@ -66,7 +66,8 @@ class MpiBackend : public Backend {
   bool uses_device_memory() const override { return device_memory_; }
   // Chunks of the spans are reduced where they lie; spans under kSmallSpanBytes travel staged together.
   bool reduces_spans_in_place() const override { return true; }
-  // Whether an all-reduce of `bytes` runs as a ring (the same answer on every rank).
+  // Whether an all-reduce of `bytes` runs as a ring (the same answer on every rank). Never on device memory:
+  // the ring sums what arrives on the host (MPI_Reduce_local).
   bool use_ring(std::size_t bytes) const;
 
  protected:
@@ -111,7 +112,12 @@ class MpiBackend : public Backend {
   void post_allgather_chunk(const char* in, char* out, std::size_t offset, std::size_t n, std::size_t bytes,
                             bool in_place, MPI_Request* request);
 
+  // Sums `count` elements of device memory through a host copy: for dtypes whose sum runs on the host.
+  void reduce_through_host(void* data, std::size_t count, DType dtype);
+
   bool device_memory_;
+  bool on_device_now_ = false;  // the all-reduce running holds device memory (a CUDA-aware library)
+  std::vector<char> host_copy_;  // reduce_through_host's buffer
   MpiAlgorithm mpi_algorithm_;
   std::vector<MPI_Request> in_flight_;  // requests of the collective running now (null when done)
   MpiRingState ring_;  // its slots outlive an abandoned ring (the backend's lifetime)

@@ -42,6 +42,8 @@ MpiSumTypes::~MpiSumTypes() {
   }
 }
 
+bool mpi_sums_natively(DType dtype) { return dtype != DType::kFloat16 && dtype != DType::kBFloat16; }
+
 MpiSum MpiSumTypes::operator[](DType dtype) const {
   switch (dtype) {
     case DType::kFloat16: return {fp16_type_, fp16_sum_};

@@ -15,6 +15,10 @@ struct MpiSum {
 // Owns the 16-bit datatypes and their operators (created on construction, freed on destruction;
 // MPI keeps them alive for any operation still using them). Not thread-safe to create: build it
 // where the backend is built, then use it from any thread.
+// Whether MPI's own operator sums `dtype` (MPI_SUM on a built-in type, which a CUDA-aware library can run on
+// device memory); false for fp16 and bf16, whose operators are host functions of this file.
+bool mpi_sums_natively(DType dtype);
+
 class MpiSumTypes {
  public:
   MpiSumTypes();

@@ -12,6 +12,7 @@
 #include <numeric>
 #include <vector>
 
+#include "comm/mpi_sum_types.h"
 #include "comm/stall_inspector.h"
 #include "runtime/thread_policy.h"
 #include "test_world.h"
@@ -140,6 +141,21 @@ TEST(StallMessages, FormatBytes) {
   EXPECT_EQ(format_bytes(1536), "1.5 KiB");
   EXPECT_EQ(format_bytes(4404019), "4.2 MiB");
   EXPECT_EQ(format_bytes(3ull << 30), "3.0 GiB");
+}
+
+}  // namespace
+}  // namespace ft
+
+namespace ft {
+namespace {
+
+// A CUDA-aware MPI sums device memory itself only with its own operator on a built-in type; fusetrain's
+// fp16 and bf16 sums are host functions, so those all-reduces go through a host copy instead.
+TEST(MpiSums, OnlyBuiltInSumsMayRunOnDeviceMemory) {
+  EXPECT_FALSE(mpi_sums_natively(DType::kFloat16));
+  EXPECT_FALSE(mpi_sums_natively(DType::kBFloat16));
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt8})
+    EXPECT_TRUE(mpi_sums_natively(dtype)) << static_cast<int>(dtype);
 }
 
 }  // namespace
