@@ -185,11 +185,12 @@ std::string config_reference() {
   return out.str();
 }
 
-void validate_for_device(const Config& c, bool cuda_available) {
+void validate_for_device(const Config& c, bool cuda_available, const std::string& why_not) {
   const bool cuda =
       c.train.device == DeviceChoice::cuda || (c.train.device == DeviceChoice::automatic && cuda_available);
   FT_REQUIRE(c.train.device != DeviceChoice::cuda || cuda_available,
-             "train.device is 'cuda' but no CUDA device is available to this process");
+             "train.device is 'cuda' but no CUDA device is available to this process",
+             why_not.empty() ? std::string() : cat(": ", why_not));
   FT_REQUIRE(c.distributed.backend != BackendName::nccl || cuda,
              "distributed.backend 'nccl' needs CUDA devices; use 'mpi' or 'gloo' on CPU");
   FT_REQUIRE(c.distributed.allreduce != AllreduceAlgorithm::hierarchical ||
@@ -201,6 +202,12 @@ void validate_for_device(const Config& c, bool cuda_available) {
              "ranks on one GPU; use 'mpi' or 'gloo' to share devices");
   FT_REQUIRE(cuda || c.precision.dtype != Precision::fp16,
              "precision.dtype 'fp16' needs a CUDA device; use bf16 (CPU autocast) or fp32 on CPU");
+  FT_REQUIRE(c.model.conv_relu != ConvReluKernel::fused || c.precision.dtype != Precision::fp64,
+             "model.conv_relu 'fused' computes in float32 (fp16 and bf16 autocast to it); precision.dtype 'fp64' "
+             "needs model.conv_relu 'aten'");
+  FT_REQUIRE(c.model.conv_relu != ConvReluKernel::fused || !c.precision.channels_last,
+             "model.conv_relu 'fused' reads NCHW tensors: with precision.channels_last every forward would copy "
+             "its input and weights into NCHW; use one or the other");
   FT_REQUIRE(cuda || c.model.conv_relu != ConvReluKernel::fused,
              "model.conv_relu 'fused' is a CUDA kernel; use 'aten' on CPU");
   FT_REQUIRE(c.model.name != ModelName::conv_stack || !c.model.layers.empty(),

@@ -29,7 +29,8 @@ std::string config_reference();
 
 // Checks between keys that no single key can check (e.g. nccl needs CUDA, fp16 needs CUDA).
 // `cuda_available` is whether this process can use a CUDA device.
-void validate_for_device(const Config& config, bool cuda_available);
+// `why_not` says why it cannot, for the message when train.device is cuda.
+void validate_for_device(const Config& config, bool cuda_available, const std::string& why_not = "");
 
 // Edit distance, exposed for tests of the "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);

@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -60,6 +61,8 @@ bool cuda_available() { return cuda_kernels_built() && visible_devices().count()
 std::string cuda_unavailable_reason() {
   if (!cuda_kernels_built()) return "this build has no CUDA (nvcc was not found when it was configured)";
   if (visible_devices().count() > 0) return "";
+  if (!device_query_failure().empty())
+    return cat("the CUDA runtime cannot list the devices (", device_query_failure(), "): check the driver");
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   return visible ? cat("no CUDA device is visible (CUDA_VISIBLE_DEVICES='", visible, "')")
                  : std::string("no CUDA device is visible");
@@ -88,9 +91,19 @@ at::Device place_rank(const Config& config, const World& world) {
   PlacementRules rules;
   rules.nccl = config.distributed.backend == BackendName::nccl;
   rules.allow_sharing = config.distributed.allow_device_sharing;
-  const std::vector<DevicePlacement> placed =
-      gpu_placement(choice, gather_rank_devices(world, visible_devices()), rules);
-  if (placed.empty()) return place_on_cpu(config, world);
+  const std::vector<RankDevices> ranks = gather_rank_devices(world, visible_devices());
+  std::vector<DevicePlacement> placed;
+  try {
+    placed = gpu_placement(choice, ranks, rules);
+  } catch (const Error& e) {
+    throw SharedError(e.what());  // every rank placed the same gathered list: the same refusal
+  }
+  if (placed.empty()) {
+    // train.device auto falls back to the CPU; a driver that failed is worth a word, no device is not.
+    if (world.rank() == 0 && !device_query_failure().empty())
+      std::printf("warning: train.device auto: %s; training on the CPU\n", cuda_unavailable_reason().c_str());
+    return place_on_cpu(config, world);
+  }
   return place_on_gpu(config, placed[static_cast<std::size_t>(world.rank())].index);
 }
 

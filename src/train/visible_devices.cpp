@@ -11,6 +11,7 @@
 #ifdef FUSETRAIN_WITH_CUDA
 #include "kernels/cuda_check.h"
 #endif
+#include "runtime/error.h"
 
 namespace ft {
 namespace {
@@ -28,15 +29,17 @@ std::string uuid_text(const cudaUUID_t& uuid) {
   return text;
 }
 
-std::vector<std::string> cuda_identities() {
+// No driver or no device is an answer (zero devices); any other error of the runtime (a driver that does
+// not match it, a device in a bad state) is recorded in `failure` and also leaves no device to use.
+std::vector<std::string> cuda_identities(std::string& failure) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
-  // No driver or no device is an answer (zero devices), not a failure.
-  if (rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver) {
+  if (rc != cudaSuccess) {
     (void)cudaGetLastError();  // not an error for the next launch check either
+    if (rc != cudaErrorNoDevice && rc != cudaErrorInsufficientDriver)
+      failure = cat("cudaGetDeviceCount: ", cudaGetErrorName(rc), ": ", cudaGetErrorString(rc));
     return {};
   }
-  FT_CHECK_CUDA(rc);
   std::vector<std::string> ids;
   for (int d = 0; d < count; ++d) {
     cudaDeviceProp prop{};
@@ -47,21 +50,39 @@ std::vector<std::string> cuda_identities() {
 }
 #endif
 
-std::unique_ptr<DeviceQuery> make_query() {
-  if (const char* listed = std::getenv(kTestGpusVariable))
-    return std::make_unique<DeviceList>(listed_devices(listed, std::getenv("CUDA_VISIBLE_DEVICES")));
+struct Query {
+  std::unique_ptr<DeviceQuery> devices;
+  std::string failure;
+};
+
+Query make_query() {
+  Query q;
+  if (const char* failure = std::getenv(kTestCudaFailureVariable)) {
+    q.devices = std::make_unique<DeviceList>(std::vector<std::string>{});
+    q.failure = failure;
+    return q;
+  }
+  if (const char* listed = std::getenv(kTestGpusVariable)) {
+    q.devices = std::make_unique<DeviceList>(listed_devices(listed, std::getenv("CUDA_VISIBLE_DEVICES")));
+    return q;
+  }
 #ifdef FUSETRAIN_WITH_CUDA
-  return std::make_unique<DeviceList>(cuda_identities());
+  q.devices = std::make_unique<DeviceList>(cuda_identities(q.failure));
 #else
-  return std::make_unique<DeviceList>(std::vector<std::string>{});
+  q.devices = std::make_unique<DeviceList>(std::vector<std::string>{});
 #endif
+  return q;
+}
+
+const Query& query() {
+  static const Query asked = make_query();
+  return asked;
 }
 
 }  // namespace
 
-const DeviceQuery& visible_devices() {
-  static const std::unique_ptr<DeviceQuery> query = make_query();
-  return *query;
-}
+const DeviceQuery& visible_devices() { return *query().devices; }
+
+const std::string& device_query_failure() { return query().failure; }
 
 }  // namespace ft

@@ -90,6 +90,20 @@ distributed: {backend: nccl}" "distributed\.backend 'nccl' needs CUDA devices; u
   check config_case cuda_on_cpu "$base
 train: {device: cuda}" "train\.device is 'cuda' but no CUDA device is available"
 fi
+# The fused conv+ReLU kernel computes float32 NCHW: fp64 or channels_last with it is refused before any
+# device is asked for (on a GPU it would fail at the first forward, or copy every input).
+check config_case fused_fp64 "$base
+model: {name: simple_cnn, conv_relu: fused}
+precision: {dtype: fp64}" "model\.conv_relu 'fused' computes in float32 .*precision\.dtype 'fp64' needs model\.conv_relu 'aten'"
+check config_case fused_channels_last "$base
+model: {name: simple_cnn, conv_relu: fused}
+precision: {channels_last: true}" "model\.conv_relu 'fused' reads NCHW tensors: with precision\.channels_last every forward would copy"
+# A CUDA runtime that cannot list its devices (a driver that does not match it) is named when train.device
+# is cuda (FUSETRAIN_TEST_CUDA_FAILURE stands in for the failure; builds with CUDA only).
+if "$FT" info 2>/dev/null | grep -q "^CUDA kernels: built"; then
+  FUSETRAIN_TEST_CUDA_FAILURE="cudaErrorSystemDriverMismatch: stand-in" check config_case cuda_driver_broken "$base
+train: {device: cuda}" "train\.device is 'cuda' but no CUDA device is available to this process: the CUDA runtime cannot list the devices \(cudaErrorSystemDriverMismatch: stand-in\): check the driver"
+fi
 check config_case buckets_inverted "$base
 distributed: {bucket_mib: 1, first_bucket_mib: 4}" "distributed\.first_bucket_mib \(4\) must not exceed distributed\.bucket_mib \(1\)"
 check config_case last_bucket_too_big "$base

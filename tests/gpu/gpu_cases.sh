@@ -130,7 +130,8 @@ case_nccl_shared_gpu() {
   gpu_config "$WORK/nccl2.yaml" "output: {dir: $WORK/runs, name: nccl2}"
   run_case nccl_two_ranks 120 env CUDA_VISIBLE_DEVICES=0 $FUSETRAIN_MPIRUN -np 2 "$FT" train --config "$WORK/nccl2.yaml"
   expect_failure
-  expect_message "runs 2 ranks but has 1 GPU\(s\): start one rank per GPU"
+  expect_message "error: ranks would share a GPU: .*: NCCL cannot run two ranks on one GPU; give each rank its own GPU"
+  expect_count 1 "error:"
   pass
   run_case nccl_sharing_allowed 120 env CUDA_VISIBLE_DEVICES=0 $FUSETRAIN_MPIRUN -np 2 "$FT" train \
     --config "$WORK/nccl2.yaml" --set distributed.allow_device_sharing=true

@@ -133,7 +133,21 @@ missing_parts_fail() {
   verdict 77 "^SKIP: needs 2 CUDA devices, this host shows 1$"
 }
 
+# Refusals a GPU case expects that come before any CUDA call, checked here with the real build and a
+# stand-in device list (FUSETRAIN_TEST_GPUS) as a GPU host would show them: NCCL asked to put two ranks
+# on one GPU. Needs a build with the CUDA kernels and NCCL.
+refusals_before_cuda() {
+  if ! grep -q '^CUDA kernels: built' <<< "$REAL_INFO" || ! grep -Eq '^backends: .*nccl' <<< "$REAL_INFO"; then
+    echo "PASS [refusals_before_cuda]: not checked, this build lacks the CUDA kernels or NCCL"
+    return 0
+  fi
+  scenario nccl_shared_gpu gpu-host gpu-build FUSETRAIN_TEST_GPUS=GPU-5e1c0a4f-0000-4000-8000-000000000000 \
+    -- gpu_cases.sh nccl_shared_gpu
+  verdict 0 "^PASS \[nccl_sharing_allowed\]"
+}
+
 check info_format
+check refusals_before_cuda
 check no_device_skips
 check cpu_build_fails
 check real_build_fails
