@@ -37,6 +37,7 @@
 #include "train/checkpoint_files.h"
 #include "train/cpu_capabilities.h"
 #include "train/device_setup.h"
+#include "train/finite_state.h"
 #include "train/model_file.h"
 #include "train/run_outputs.h"
 #include "train/trainer.h"
@@ -158,6 +159,9 @@ void write_run(const Config& config, const RunPaths& paths_of_run, Network& netw
     record.summary.peak_memory_bytes = std::max(record.summary.peak_memory_bytes, rank.peak_memory_bytes);
   record.provenance = provenance;
   if (!paths_of_run.model.empty()) {
+    const std::string bad = first_non_finite(model_state(network));
+    FT_REQUIRE(bad.empty(), "non-finite values in '", bad, "' at the end of training: model file ",
+               paths_of_run.model, " and the results are not written; the run's checkpoints are kept");
     save_model_file(paths_of_run.model, network, model_info(config, outcome.data));
     record.model_file = paths_of_run.model;
   }
@@ -279,7 +283,7 @@ int train_command(int argc, char** argv) {
   try {
     const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
     config = load_config(vm["config"].as<std::string>(), overrides);
-    validate_for_device(config, cuda_available());
+    validate_for_device(config, cuda_available(), cuda_unavailable_reason());
   } catch (const Error& e) {
     // Every rank reads the same file and fails the same way: one message is enough.
     if (launcher_rank() == 0) report_error("fusetrain", e, 2, "config error");

@@ -3,10 +3,6 @@
 #include "train/checkpoint.h"
 
 #include <torch/serialize.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/optim/rmsprop.h>
-#include <torch/optim/sgd.h>
 #include <torch/serialize/archive.h>
 
 
@@ -17,6 +13,7 @@
 #include "results/results_fields.h"
 #include "runtime/error.h"
 #include "train/model_file.h"
+#include "train/optimizer.h"
 #include "train/precision.h"
 #include "train/rank_streams.h"
 
@@ -34,35 +31,9 @@ at::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::strin
 }
 
 // LibTorch's optimizers restore their state tensors on the archive's device (the CPU here): move each
-// to the device of the parameter it belongs to.
-void move_optimizer_state(torch::optim::Optimizer& optimizer) {
-  auto& state = optimizer.state();
-  for (auto& group : optimizer.param_groups()) {
-    for (auto& parameter : group.params()) {
-      const auto it = state.find(parameter.unsafeGetTensorImpl());
-      if (it == state.end()) continue;
-      const at::Device device = parameter.device();
-      auto move = [&](const at::Tensor& t) { return t.defined() ? t.to(device) : t; };
-      auto* s = it->second.get();
-      if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(s)) {
-        sgd->momentum_buffer(move(sgd->momentum_buffer()));
-      } else if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(s)) {
-        adam->exp_avg(move(adam->exp_avg()));
-        adam->exp_avg_sq(move(adam->exp_avg_sq()));
-        adam->max_exp_avg_sq(move(adam->max_exp_avg_sq()));
-      } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(s)) {
-        adamw->exp_avg(move(adamw->exp_avg()));
-        adamw->exp_avg_sq(move(adamw->exp_avg_sq()));
-        adamw->max_exp_avg_sq(move(adamw->max_exp_avg_sq()));
-      } else if (auto* rms = dynamic_cast<torch::optim::RMSpropParamState*>(s)) {
-        rms->square_avg(move(rms->square_avg()));
-        rms->momentum_buffer(move(rms->momentum_buffer()));
-        rms->grad_avg(move(rms->grad_avg()));
-      } else {
-        FT_CHECK(false, "no rule to move this optimizer's state to ", device.str());
-      }
-    }
-  }
+// to the device of the parameters.
+void move_optimizer_state(torch::optim::Optimizer& optimizer, const at::Device& device) {
+  update_optimizer_state(optimizer, [&](const std::string&, const at::Tensor& t) { return t.to(device); });
 }
 
 void require_same_run(torch::serialize::InputArchive& archive, const std::string& path,
@@ -181,7 +152,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
   torch::serialize::InputArchive optimizer_archive;
   archive.read("optimizer", optimizer_archive);
   optimizer.load(optimizer_archive);
-  move_optimizer_state(optimizer);
+  move_optimizer_state(optimizer, device);
 
   TrainingPosition p = read_position(archive, path);
   scaler.restore(read_tensor(archive, "scaler_scale"), read_tensor(archive, "scaler_growth"));

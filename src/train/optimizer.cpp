@@ -107,4 +107,43 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
+namespace {
+
+// One parameter's state: every tensor of it through `update` (undefined ones, e.g. AMSGrad's maximum when
+// off, are left alone).
+void update_param_state(torch::optim::OptimizerParamState* state, const std::string& at, const StateUpdate& update) {
+  auto field = [&](const char* name, const at::Tensor& t) { return t.defined() ? update(at + name, t) : t; };
+  if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(state)) {
+    sgd->momentum_buffer(field("momentum_buffer", sgd->momentum_buffer()));
+  } else if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(state)) {
+    adam->exp_avg(field("exp_avg", adam->exp_avg()));
+    adam->exp_avg_sq(field("exp_avg_sq", adam->exp_avg_sq()));
+    adam->max_exp_avg_sq(field("max_exp_avg_sq", adam->max_exp_avg_sq()));
+  } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(state)) {
+    adamw->exp_avg(field("exp_avg", adamw->exp_avg()));
+    adamw->exp_avg_sq(field("exp_avg_sq", adamw->exp_avg_sq()));
+    adamw->max_exp_avg_sq(field("max_exp_avg_sq", adamw->max_exp_avg_sq()));
+  } else if (auto* rms = dynamic_cast<torch::optim::RMSpropParamState*>(state)) {
+    rms->square_avg(field("square_avg", rms->square_avg()));
+    rms->momentum_buffer(field("momentum_buffer", rms->momentum_buffer()));
+    rms->grad_avg(field("grad_avg", rms->grad_avg()));
+  } else {
+    FT_CHECK(false, "no rule for this optimizer's state (", at, ")");
+  }
+}
+
+}  // namespace
+
+void update_optimizer_state(torch::optim::Optimizer& optimizer, const StateUpdate& update) {
+  auto& state = optimizer.state();
+  const auto& groups = optimizer.param_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& params = groups[g].params();
+    for (std::size_t p = 0; p < params.size(); ++p) {
+      const auto it = state.find(params[p].unsafeGetTensorImpl());
+      if (it != state.end()) update_param_state(it->second.get(), cat("group", g, ".param", p, "."), update);
+    }
+  }
+}
+
 }  // namespace ft

@@ -4,6 +4,7 @@
 
 #include <torch/optim/optimizer.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,5 +38,11 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerConfig& c
 void set_learning_rate(torch::optim::Optimizer& optimizer, const std::vector<ParameterGroup>& groups, double lr,
                        int epoch);
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
+
+// Calls `update` with every state tensor of the optimizer (SGD momentum, Adam's averages, RMSprop's)
+// and its name ("group0.param3.exp_avg"), and stores what it returns in its place (the same tensor for a
+// reader). Throws for an optimizer whose state it does not know.
+using StateUpdate = std::function<at::Tensor(const std::string& name, const at::Tensor& tensor)>;
+void update_optimizer_state(torch::optim::Optimizer& optimizer, const StateUpdate& update);
 
 }  // namespace ft

@@ -10,6 +10,7 @@
 #include "runtime/error.h"
 #include "runtime/world.h"
 #include "train/checkpoint_files.h"
+#include "train/finite_state.h"
 #include "train/rank_streams.h"
 
 namespace ft {
@@ -115,6 +116,8 @@ TrainingPosition Resume::start() {
 
 void Resume::save(const TrainingPosition& position) {
   if (path_.empty()) return;
+  require_finite_state(saved_state(state_.network, &state_.optimizer, state_.extra), world_,
+                       cat("checkpoint ", path_));
   const std::vector<GeneratorState> generators = gather_generators(world_, state_.device);
   if (world_.rank() == 0) {
     save_checkpoint(next_checkpoint_name(path_), fingerprint_, state_.network, state_.optimizer, state_.scaler,

@@ -62,8 +62,9 @@ class Resume {
   // Every rank: the position to continue from, restoring the state from the source when there is one; rank 0
   // then moves the damaged newer files aside, out of the rotation.
   TrainingPosition start();
-  // Collective: every rank's random streams are gathered, then rank 0 writes the checkpoint (atomically,
-  // read back and verified) and rotates it in as the newest.
+  // Collective: the state is checked finite on every rank (a SharedError naming the tensor otherwise: no
+  // file is written), every rank's random streams are gathered, then rank 0 writes the checkpoint
+  // (atomically, read back and verified) and rotates it in as the newest.
   void save(const TrainingPosition& position);
   const std::string& path() const { return path_; }
   // Seconds since start() or the end of the last save().

@@ -4,6 +4,7 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "train/lookahead.h"
 #include "train/optimizer.h"
 #include "train/rank_streams.h"
+#include "train/finite_state.h"
 #include "train/resume.h"
 #include "train/scheduler.h"
 
@@ -115,6 +117,7 @@ struct Trainer::State {
   EvalOptions eval_options;
   std::int64_t steps_per_epoch = 0, images_per_epoch = 0;
   std::unique_ptr<PhaseClock> clock;  // per-phase times: host clock on CPUs, CUDA events on GPUs
+  double eval_wall_s = 0;  // evaluation on the host clock (that of the training time it is taken from)
   double lr = 0;  // of the last step
 };
 
@@ -166,8 +169,10 @@ TrainOutcome Trainer::run() {
     out_.epochs.push_back(record);
     print_epoch(record);
     if (config_.train.checkpoint_every > 0 && epoch % config_.train.checkpoint_every == 0 &&
-        epoch < config_.train.epochs)
+        epoch < config_.train.epochs) {
+      require_finite_test_loss(record);
       state_->resume->save(position_at(epoch + 1, 0, 0.0, 0));
+    }
     if (should_stop_early(out_.epochs, config_.regularization.early_stopping_patience)) {
       out_.summary.stopped_early = true;
       if (world_.rank() == 0)
@@ -434,6 +439,7 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
     s.scaler->update();
   }
   if (s.lookahead) s.lookahead->after_step(global_step_ + 1);
+  plant_test_nan(global_step_ + 1, *network_, *s.optimizer);
   s.clock->end(Phase::kOptimizer);
   s.profiler->step();
   const int verify = config_.distributed.verify_replicas;
@@ -537,6 +543,14 @@ TrainingPosition Trainer::mid_epoch_position(int epoch, std::int64_t step, Epoch
   return position;
 }
 
+// Every rank evaluated the same network on the whole test split (the figures are reduced): the same verdict.
+void Trainer::require_finite_test_loss(const EpochRecord& record) const {
+  if (!record.evaluated || std::isfinite(record.test_loss)) return;
+  throw SharedError(cat("non-finite test loss after epoch ", record.epoch, " with precision ", config_.precision.dtype,
+                        ": the epoch's checkpoint is not written and the last good one (if any) is kept; lower "
+                        "optimizer.lr or check the data"));
+}
+
 void Trainer::require_finite_loss(double first_bad_step, int epoch) const {
   FT_REQUIRE(first_bad_step < 0, "non-finite training loss at optimizer step ",
              static_cast<std::int64_t>(first_bad_step), " (epoch ", epoch, ") with precision ",
@@ -547,10 +561,12 @@ void Trainer::require_finite_loss(double first_bad_step, int epoch) const {
 void Trainer::evaluate_into(EpochRecord& record) {
   if (record.epoch % config_.train.eval_every != 0 && record.epoch != config_.train.epochs) return;
   auto& s = *state_;
+  const Stopwatch wall;  // evaluate() ends with its figures on the host: the device work is done by then
   s.clock->begin();
   average_running_statistics(*network_, world_);
   const auto result = evaluate(*network_, *s.test, s.test_params, s.eval_options, world_);
   s.clock->end(Phase::kEval);
+  s.eval_wall_s += wall.seconds();
   record.test_loss = result.loss;
   record.test_acc = result.accuracy;
   record.evaluated = true;
@@ -608,7 +624,8 @@ void Trainer::summarise(const Stopwatch& training, std::size_t resumed_epochs) {
     if (e.evaluated) summary.final_test_acc = e.test_acc, summary.final_test_loss = e.test_loss;
   }
   const PhaseTimes& phases = s.clock->totals();
-  const double eval_time = world_.allreduce_max(phases[Phase::kEval]);
+  // Host seconds from host seconds: the phase clock's evaluation time is device time on a GPU.
+  const double eval_time = world_.allreduce_max(s.eval_wall_s);
   summary.images_per_s = trained_images / std::max(1e-9, summary.train_time_s - eval_time);
   summary.overfit_epoch = overfitting_onset(out_.epochs, config_.regularization.overfit_window);
   summary.overfit = summary.overfit_epoch > 0;

@@ -70,6 +70,7 @@ class Trainer {
   void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
   TrainingPosition mid_epoch_position(int epoch, std::int64_t step, EpochSums& sums, bool loss_read);
   void require_finite_loss(double first_bad_step, int epoch) const;
+  void require_finite_test_loss(const EpochRecord& record) const;
   void evaluate_into(EpochRecord& record);
   void keep_own_figures(int epoch, const EvalResult& result);
   void print_epoch(const EpochRecord& record) const;
