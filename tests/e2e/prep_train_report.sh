@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# prep -> train (2 MPI ranks) -> results file -> report on real Fashion-MNIST: the shards, the results file
-# (readable by fusetrain inspect), the report with per-rank rows and model summary, and a network that learned.
+# prep -> train (2 MPI ranks) -> results file -> report on real Fashion-MNIST: the shards, the results file read
+# back against the log, the report with per-rank rows and model summary, and a network that learned.
 set -euo pipefail
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_MPIRUN:?}"
 src=/usr/share/datasets/fashion-mnist
@@ -34,8 +34,52 @@ assert not missing, f"timeline lacks phases {missing}"
 assert ranks == {0, 1}, f"timeline ranks {ranks}"
 print(f"timeline: {len(events)} events, phases {sorted(names)}")
 PY
-"$FUSETRAIN_BIN/fusetrain" inspect "$work/runs/e2e.h5" /summary/final_test_acc | grep -qE '^0\.[0-9]+'
-[ "$("$FUSETRAIN_BIN/fusetrain" inspect "$work/runs/e2e.h5" /epochs/test_acc | wc -l)" -ge 1 ]
+# Every column the log prints, read back from the results file by its name: each epoch's global line
+# against /epochs, each rank's line against /rank_epochs, the closing line against /summary. The log rounds
+# (losses to 4 decimals, accuracies to 2 decimals of a percent, lr to 5): a column holding another field's
+# values, a missing row or a NaN fails.
+python3 - "$FUSETRAIN_BIN/fusetrain" "$work/runs/e2e.h5" "$work/train.log" <<'PY'
+import math, re, subprocess, sys
+fusetrain, results, log = sys.argv[1:]
+text = open(log).read()
+def column(path):
+    out = subprocess.run([fusetrain, "inspect", results, path], check=True, capture_output=True, text=True).stdout
+    return [float(v) for v in out.split()]
+def same(what, stored, printed, step):
+    assert math.isfinite(stored) and abs(stored - printed) <= step / 2 + 1e-9, \
+        f"{what}: the results file holds {stored}, the log printed {printed}"
+epochs = re.findall(r"^epoch +(\d+)/\d+  train loss ([\d.]+) acc +([\d.]+)%  test loss ([\d.]+) acc +([\d.]+)%"
+                    r"  lr ([\d.]+)", text, re.M)
+assert len(epochs) == 2, f"{len(epochs)} evaluated epoch lines in the log"
+names = ("epoch", "evaluated", "train_loss", "train_acc", "test_loss", "test_acc", "lr")
+stored = {c: column(f"/epochs/{c}") for c in names}
+for c, values in stored.items():
+    assert len(values) == len(epochs), f"/epochs/{c} has {len(values)} rows for {len(epochs)} epochs"
+for row, (epoch, train_loss, train_acc, test_loss, test_acc, lr) in enumerate(epochs):
+    at = f"epoch {epoch}"
+    assert stored["epoch"][row] == int(epoch) and stored["evaluated"][row] == 1, f"{at}: epoch or evaluated column"
+    same(f"{at} /epochs/train_loss", stored["train_loss"][row], float(train_loss), 1e-4)
+    same(f"{at} /epochs/train_acc", 100 * stored["train_acc"][row], float(train_acc), 1e-2)
+    same(f"{at} /epochs/test_loss", stored["test_loss"][row], float(test_loss), 1e-4)
+    same(f"{at} /epochs/test_acc", 100 * stored["test_acc"][row], float(test_acc), 1e-2)
+    same(f"{at} /epochs/lr", stored["lr"][row], float(lr), 1e-5)
+ranks = re.findall(r"^Rank (\d+), Epoch \[(\d+)/\d+\], Train Loss: ([\d.]+), Train Acc: ([\d.]+)%, "
+                   r"Test Loss: ([\d.]+), Test Acc: ([\d.]+)%", text, re.M)
+assert len(ranks) == 4, f"{len(ranks)} rank lines in the log (2 ranks x 2 epochs)"
+cols = ("rank", "epoch", "train_loss", "train_acc", "test_loss", "test_acc")
+table = {c: column(f"/rank_epochs/{c}") for c in cols}
+rows = {(int(r), int(e)): i for i, (r, e) in enumerate(zip(table["rank"], table["epoch"]))}
+assert len(rows) == 4 == len(table["train_loss"]), f"/rank_epochs rows {sorted(rows)}"
+for rank, epoch, *printed in ranks:
+    i = rows[(int(rank), int(epoch))]
+    for c, value, step, scale in zip(cols[2:], printed, (1e-4, 1e-2, 1e-4, 1e-2), (1, 100, 1, 100)):
+        same(f"rank {rank} epoch {epoch} /rank_epochs/{c}", scale * table[c][i], float(value), step)
+final = re.search(r"final test acc ([\d.]+)%, best ([\d.]+)%", text)
+assert final, "no closing line"
+same("/summary/final_test_acc", 100 * column("/summary/final_test_acc")[0], float(final.group(1)), 1e-2)
+same("/summary/best_test_acc", 100 * column("/summary/best_test_acc")[0], float(final.group(2)), 1e-2)
+print("results file: every printed epoch, rank and summary figure read back under its own name")
+PY
 "$FUSETRAIN_BIN/fusetrain" report "$work/runs/e2e.h5" | tee "$work/report.md"
 grep -q "| e2e | simple_cnn | fashion-mnist | 2 | mpi | 64 (global 128) |" "$work/report.md"
 acc=$("$FUSETRAIN_BIN/fusetrain" report --csv "$work/runs/e2e.h5" | awk -F, 'NR==1 {for (i = 1; i <= NF; i++) if ($i == "final_acc_%") c = i} NR==2 {print $c}')
