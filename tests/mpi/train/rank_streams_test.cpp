@@ -3,6 +3,7 @@
 // exactly like the straight run.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <csignal>
 
 #include "comm/backend.h"
@@ -34,6 +35,41 @@ TEST(RankStreams, GatheredStatesRestoreEachRanksStream) {
   at::manual_seed(999);
   restore_generators(states[static_cast<std::size_t>(world.rank())], at::Device(at::kCPU));
   EXPECT_TRUE(at::equal(drawn, at::rand({8}, at::kDouble)));
+}
+
+// Each rank's own training loss of a run whose every image is the same: the ranks' batches hold the same
+// pixels and the replicas the same weights, so only dropout masks can make the ranks' losses differ.
+std::vector<double> rank_train_losses(bool with_dropout) {
+  const World& world = ft::test::world();
+  Config c = small_config(synthetic_shards("identical_images", 64, 2, /*identical=*/true), "mpi");
+  c.train.epochs = 1;
+  if (with_dropout) {
+    LayerSpec dropout;
+    dropout.type = LayerType::dropout;
+    dropout.p = 0.5;
+    c.model.layers.insert(c.model.layers.end() - 1, dropout);
+  }
+  auto backend = make_backend(world, BackendOptions{});
+  Trainer trainer(c, world, *backend, at::Device(at::kCPU));
+  const auto outcome = trainer.run();
+  std::vector<double> losses;
+  for (const auto& row : outcome.rank_epochs) losses.push_back(row.train_loss);
+  EXPECT_EQ(losses.size(), static_cast<std::size_t>(world.size())) << "one row per rank of the one epoch";
+  return losses;
+}
+
+// The trainer's own seeding, seen in a real multi-rank run: without dropout the ranks' losses agree (the
+// seam isolates dropout); with it every rank differs from rank 0, as its masks come from its own stream.
+TEST(RankStreams, TrainerDrawsEachRanksOwnDropoutMasks) {
+  if (ft::test::world().size() < 2) GTEST_SKIP() << "needs several ranks";
+  const auto plain = rank_train_losses(false);
+  for (std::size_t r = 1; r < plain.size(); ++r)
+    ASSERT_NEAR(plain[r], plain[0], 1e-12 * std::abs(plain[0]))
+        << "without dropout rank " << r << " differs from rank 0: the ranks do not see the same images";
+  const auto dropped = rank_train_losses(true);
+  for (std::size_t r = 1; r < dropped.size(); ++r)
+    EXPECT_GT(std::abs(dropped[r] - dropped[0]), 1e-9)
+        << "rank " << r << " trained with rank 0's dropout masks (loss " << dropped[r] << ")";
 }
 
 std::vector<at::Tensor> parameters_of(const Trainer& trainer) {

@@ -2,6 +2,7 @@
 // the equivalence and uneven-data tests.
 #include "train_fixture.h"
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -10,7 +11,7 @@
 
 namespace ft::test {
 
-std::string synthetic_shards(const std::string& name, std::int64_t train, int shards) {
+std::string synthetic_shards(const std::string& name, std::int64_t train, int shards, bool identical) {
   const std::string dir = std::string(FT_TEST_TMP) + "/" + name;
   if (world().rank() == 0) {
     paths::remove_all(dir);
@@ -28,6 +29,10 @@ std::string synthetic_shards(const std::string& name, std::int64_t train, int sh
               const bool bright = (y / 4) * 2 + (x / 4) == label;
               images[((i * 8 + y) * 8 + x) * 3 + c] = static_cast<std::uint8_t>((bright ? 150 : 40) + rng() % 60);
             }
+      }
+      for (std::int64_t i = 1; identical && i < n; ++i) {
+        labels[i] = labels[0];
+        std::copy(images.begin(), images.begin() + 192, images.begin() + i * 192);
       }
     };
     ShardMeta meta;

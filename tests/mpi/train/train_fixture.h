@@ -12,8 +12,9 @@
 namespace ft::test {
 
 // Writes `shards` train shards holding `train` images and one test shard (8x8x3, 4 classes) under
-// FT_TEST_TMP/<name> on rank 0; every rank returns the folder after a barrier.
-std::string synthetic_shards(const std::string& name, std::int64_t train, int shards);
+// FT_TEST_TMP/<name> on rank 0; every rank returns the folder after a barrier. `identical`: every image
+// (train and test) is the first one, with its label, so ranks see the same pixels whatever their slice.
+std::string synthetic_shards(const std::string& name, std::int64_t train, int shards, bool identical = false);
 
 Config small_config(const std::string& data_path, const std::string& backend);
 
