@@ -28,10 +28,12 @@ column() { "$FT" inspect "$WORK/runs/$1.h5" "$2"; }
 same_epochs() {
   local c worst
   for c in train_loss test_loss train_acc test_acc; do
+    # A value that is not a number (nan, inf) is reported as such: a running maximum would drop it.
     worst=$(paste <(column "$1" "/epochs/$c") <(column "$2" "/epochs/$c") | awk -v c="$c" '
+      $1 !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ || $2 !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ { bad = $1 " against " $2 }
       { d = $1 - $2; if (d < 0) d = -d; s = ($1 < 0 ? -$1 : $1); r = (c ~ /loss/) ? d / (s > 1 ? s : 1) : d
         if (r > w) w = r; n++ }
-      END { if (n != 2) { print "rows " n; exit } printf "%.3g\n", w }')
+      END { if (bad != "") { print "not-a-number:" bad; exit } if (n != 2) { print "rows " n; exit } printf "%.3g\n", w }')
     echo "$1 against $2: $c differs by at most $worst"
     case $c in
       *loss) awk -v w="$worst" 'BEGIN { exit !(w + 0 == w && w <= 1e-12) }' || ft_fail "$c of $1 and $2 differ: $worst" ;;

@@ -79,6 +79,7 @@ TEST(ImageFolderReader, JpegFilesDecodeWithinTolerance) {
   ASSERT_EQ(ds.train.count(), 2);
   for (int k = 0; k < 2; ++k) {
     const Bytes got = image_of(ds.train, k), want = gradient(16, 16, k);
+    ASSERT_EQ(got.size(), want.size()) << "class" << k;
     int worst = 0;
     for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
     EXPECT_LE(worst, 3) << "class" << k;
