@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "io/checksummed_file.h"
 #include "runtime/error.h"
@@ -87,6 +88,23 @@ TEST(ChecksummedFile, FilesAreJudgedLikeTheirBytes) {
   write_raw(path, "");
   EXPECT_NE(file_checksum_problem(path).find("no checksum"), std::string::npos);
   EXPECT_EQ(file_checksum_problem((dir / "absent.ckpt").string()), "missing");
+}
+
+// A file is read in blocks from the disk, not as one string: a flip in its first or last payload byte, or in
+// any byte of its trailer, must be found there too (the edges are where a short read or sum would miss it).
+TEST(ChecksummedFile, FilesDetectAFlipAtEitherEndOfThePayloadAndInTheTrailer) {
+  const std::string path = (scratch_dir() / "edges.ckpt").string();
+  const std::string good = with_checksum(payload());
+  std::vector<std::size_t> positions = {0, payload().size() - 1};
+  for (std::size_t i = payload().size(); i < good.size(); ++i) positions.push_back(i);
+  for (std::size_t i : positions) {
+    std::string bad = good;
+    bad[i] = static_cast<char>(bad[i] ^ 0x01);
+    write_raw(path, bad);
+    EXPECT_NE(file_checksum_problem(path), "") << "a flipped bit in byte " << i << " of " << good.size() << " passed";
+  }
+  write_raw(path, good);
+  EXPECT_EQ(file_checksum_problem(path), "");
 }
 
 TEST(ChecksummedFile, AWriteThatCannotLandNamesThePath) {

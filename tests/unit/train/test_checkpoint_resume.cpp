@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <optional>
 #include <random>
 
 #include "io/paths.h"
@@ -103,6 +104,49 @@ void check_resume(const Config& c) {
 }
 
 TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) { check_resume(resume_config(tiny_shards())); }
+
+// Stopped after every single optimizer step and resumed each time (within epochs and at their ends, in every
+// epoch), the run still ends with the uninterrupted run's parameters, history and step count: each
+// checkpoint's position (epoch, step in it, steps since the start) is where the next segment goes on.
+TEST(CheckpointResume, StoppedAfterEveryStepEndsLikeUninterruptedOne) {
+  auto& world = test::world();
+  auto backend = make_backend(world, BackendOptions{});
+  const Config c = resume_config(tiny_shards());  // 96 images in batches of 16: 6 steps per epoch, 3 epochs
+  Trainer straight(c, world, *backend, at::Device(at::kCPU));
+  const auto expected = straight.run();
+  const auto expected_params = snapshot(straight);
+
+  TrainerOptions options;
+  options.checkpoint_path = std::string(FT_TEST_TMP) + "/resume-every-step.ckpt";
+  remove_checkpoints(options.checkpoint_path);
+  install_stop_handlers();
+  std::optional<TrainOutcome> outcome;
+  int segments = 0;
+  while (!outcome && segments < 30) {
+    ++segments;
+    std::raise(SIGUSR1);  // this segment stops after its first step
+    Trainer part(c, world, *backend, at::Device(at::kCPU), options);
+    try {
+      outcome = part.run();
+      const auto params = snapshot(part);
+      ASSERT_EQ(params.size(), expected_params.size());
+      for (std::size_t i = 0; i < params.size(); ++i)
+        EXPECT_TRUE(at::equal(params[i], expected_params[i])) << "parameter " << i << " after " << segments
+                                                              << " segments";
+    } catch (const Interrupted&) {
+    }
+    clear_stop_request();
+  }
+  remove_checkpoints(options.checkpoint_path);
+  ASSERT_TRUE(outcome) << "the run did not finish within 30 segments";
+  EXPECT_GE(segments, 18) << "a segment trained more than one of the 3 epochs x 6 steps";
+  EXPECT_EQ(outcome->summary.optimizer_steps, expected.summary.optimizer_steps);
+  ASSERT_EQ(outcome->epochs.size(), expected.epochs.size());
+  for (std::size_t e = 0; e < outcome->epochs.size(); ++e) {
+    EXPECT_DOUBLE_EQ(outcome->epochs[e].train_loss, expected.epochs[e].train_loss) << "epoch " << e + 1;
+    EXPECT_DOUBLE_EQ(outcome->epochs[e].test_acc, expected.epochs[e].test_acc) << "epoch " << e + 1;
+  }
+}
 
 // Lookahead's slow weights are part of the state: the stop lands between two pulls.
 // The per-rank rows of the epochs before a checkpoint travel in it: a resumed run's table starts with them.
