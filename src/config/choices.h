@@ -90,6 +90,16 @@ struct Choices<OptimizerName> {
                                                         {OptimizerName::rmsprop, "rmsprop"}};
 };
 
+// optimizer.implementation: ATen's fused kernels (one launch per parameter group; sgd, adam, adamw) or
+// LibTorch's optimizer loop over the tensors; auto = fused on CUDA devices.
+enum class OptimizerImplementation { automatic, fused, per_tensor };
+template <>
+struct Choices<OptimizerImplementation> {
+  static constexpr ChoiceName<OptimizerImplementation> names[] = {{OptimizerImplementation::automatic, "auto"},
+                                                                  {OptimizerImplementation::fused, "fused"},
+                                                                  {OptimizerImplementation::per_tensor, "per_tensor"}};
+};
+
 enum class SchedulerName { none, step, cosine, onecycle, linear };
 template <>
 struct Choices<SchedulerName> {

@@ -265,6 +265,9 @@ std::vector<Option> option_table(Config& c) {
   b.number("optimizer.beta2", &c.optimizer.beta2, "Adam beta2", between(0, 0.999999));
   b.number("optimizer.eps", &c.optimizer.eps, "Adam/RMSprop epsilon", above(0));
   b.number("optimizer.alpha", &c.optimizer.alpha, "RMSprop smoothing constant", between(0, 0.999999));
+  b.choice("optimizer.implementation", &c.optimizer.implementation,
+           "fused: ATen's fused kernels, one launch per parameter group, where an fp16 overflow skips the step on "
+           "the device (sgd, adam, adamw); per_tensor: LibTorch's loop over the tensors; auto: fused on CUDA");
 
   b.choice("scheduler.name", &c.scheduler.name,
            "learning-rate schedule (onecycle: rise then cosine fall; linear: rise then straight fall)");

@@ -61,6 +61,7 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999;
   double eps = 1e-8;
   double alpha = 0.99;  // RMSprop smoothing
+  OptimizerImplementation implementation = OptimizerImplementation::automatic;
 };
 
 struct SchedulerConfig {

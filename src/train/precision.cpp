@@ -49,13 +49,18 @@ at::Tensor LossScaler::scale(const at::Tensor& loss) const {
 
 bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
   if (!enabled_) return true;
+  return unscale_on_device(parameters).item<float>() == 0.0f;
+}
+
+at::Tensor LossScaler::unscale_on_device(const std::vector<at::Tensor>& parameters) {
+  if (!enabled_) return {};
   std::vector<at::Tensor> grads;
   for (const auto& p : parameters)
     if (p.grad().defined()) grads.push_back(p.grad());
   found_inf_.zero_();
   if (!grads.empty())
     at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
-  return found_inf_.item<float>() == 0.0f;
+  return found_inf_;
 }
 
 void LossScaler::update() {

@@ -31,6 +31,9 @@ class LossScaler {
   at::Tensor scale(const at::Tensor& loss) const;
   // Divides the gradients by the scale in place; returns false when any is inf/NaN (skip the step).
   bool unscale(const std::vector<at::Tensor>& parameters);
+  // The same on the device alone: the returned one-element tensor is non-zero when the step must be skipped
+  // (undefined when scaling is off); nothing is read on the host.
+  at::Tensor unscale_on_device(const std::vector<at::Tensor>& parameters);
   // Backs off after an overflow, grows after growth_interval clean steps.
   void update();
   double current_scale() const;

@@ -116,6 +116,7 @@ TrainingPosition Resume::start() {
 
 void Resume::save(const TrainingPosition& position) {
   if (path_.empty()) return;
+  if (state_.before_save) state_.before_save();
   require_finite_state(saved_state(state_.network, &state_.optimizer, state_.extra), world_,
                        cat("checkpoint ", path_));
   const std::vector<GeneratorState> generators = gather_generators(world_, state_.device);

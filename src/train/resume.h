@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/optim/optimizer.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +28,7 @@ struct CheckpointedState {
   at::Device device;
   std::vector<at::Tensor> extra;  // e.g. lookahead's slow weights
   std::uint64_t seed = 0;         // train.seed: fresh random streams for ranks the checkpoint has none for
+  std::function<void()> before_save;  // brings state kept elsewhere (fused steps' counts) into the optimizer
 };
 
 // How the run's checkpoint files are kept and what a resume does with damaged ones.

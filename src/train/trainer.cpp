@@ -32,6 +32,7 @@
 #include "train/optimizer.h"
 #include "train/rank_streams.h"
 #include "train/finite_state.h"
+#include "train/fused_step.h"
 #include "train/resume.h"
 #include "train/scheduler.h"
 
@@ -105,7 +106,9 @@ struct Trainer::State {
   std::vector<ParameterGroup> groups;
   std::unique_ptr<GradientEngine> engine;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<FusedStep> fused;  // the optimizer's step as fused kernels (optimizer.implementation)
   std::unique_ptr<LossScaler> scaler;
+  at::Tensor skipped;  // fp16 steps the fused step skipped on the device, not yet counted on the host
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<LearningRateSchedule> schedule;
   std::unique_ptr<Lookahead> lookahead;
@@ -223,7 +226,7 @@ TrainingPosition Trainer::position_at(int epoch, std::int64_t step, double loss_
   p.global_step = global_step_;
   p.loss_sum = loss_sum;
   p.correct = correct;
-  p.skipped_steps = out_.summary.skipped_steps;
+  p.skipped_steps = skipped_steps();
   p.history = out_.epochs;
   p.rank_history = out_.rank_epochs;
   p.segments = out_.segments;
@@ -316,6 +319,8 @@ void Trainer::make_engine() {
   s.optimizer = make_optimizer(config_.optimizer, s.groups);
   const auto& p = config_.precision;
   s.scaler = std::make_unique<LossScaler>(s.dtype == at::kHalf, p.initial_scale, p.growth_interval, device_);
+  s.fused = FusedStep::make(*s.optimizer, config_.optimizer, device_);
+  s.skipped = at::zeros({1}, at::TensorOptions().device(device_).dtype(at::kFloat));
 }
 
 // Steps per epoch (equal on every rank), the schedule, augmentation and evaluation settings, lookahead
@@ -358,7 +363,9 @@ void Trainer::plan_steps() {
   }
   s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(configured_), world_,
                                       CheckpointedState{*network_, *s.optimizer, *s.scaler, device_, extra,
-                                                        c.train.seed},
+                                                        c.train.seed, [&s] {
+                                                          if (s.fused) s.fused->store_step_counts();
+                                                        }},
                                       s.checkpoint_policy, std::move(s.resume_from));
   s.profiler = std::make_unique<OpProfiler>(c.profile, world_.rank(), device_.is_cuda());
   out_.rank.hostname = world_.hostname();
@@ -432,11 +439,7 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
   s.clock->begin();
   {
     const TimelineSpan span(timeline_, "optimizer", "compute");
-    if (s.scaler->unscale(s.parameters))
-      s.optimizer->step();
-    else
-      ++out_.summary.skipped_steps;
-    s.scaler->update();
+    optimizer_step();
   }
   if (s.lookahead) s.lookahead->after_step(global_step_ + 1);
   plant_test_nan(global_step_ + 1, *network_, *s.optimizer);
@@ -444,6 +447,30 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
   s.profiler->step();
   const int verify = config_.distributed.verify_replicas;
   if (verify > 0 && (global_step_ + 1) % verify == 0) check_replicas(s.parameters, world_, global_step_ + 1);
+}
+
+// The (possibly skipped) optimizer step and the loss scale's update. Fused, an fp16 overflow skips the step
+// on the device and is counted there; otherwise the overflow flag is read on the host.
+void Trainer::optimizer_step() {
+  auto& s = *state_;
+  if (s.fused) {
+    const at::Tensor skip = s.scaler->unscale_on_device(s.parameters);
+    s.fused->step(skip);
+    if (skip.defined()) s.skipped.add_(skip);
+  } else if (s.scaler->unscale(s.parameters)) {
+    s.optimizer->step();
+  } else {
+    ++out_.summary.skipped_steps;
+  }
+  s.scaler->update();
+}
+
+// The steps skipped on the device so far, moved into the summary's count (a device read).
+std::int64_t Trainer::skipped_steps() {
+  auto& s = *state_;
+  out_.summary.skipped_steps += std::llround(s.skipped.item<double>());
+  s.skipped.zero_();
+  return out_.summary.skipped_steps;
 }
 
 // One micro-batch: gather and augment it, forward and loss, the running metrics, and backward (whose
@@ -617,6 +644,7 @@ void Trainer::summarise(const Stopwatch& training, std::size_t resumed_epochs) {
   for (const auto& segment : out_.segments) summary.wall_time_s += segment.wall_time_s;
   summary.epochs_run = static_cast<int>(out_.epochs.size());
   summary.optimizer_steps = global_step_;
+  summary.skipped_steps = skipped_steps();
   const double trained_images =
       static_cast<double>(s.images_per_epoch) * static_cast<double>(out_.epochs.size() - resumed_epochs);
   for (const auto& e : out_.epochs) {

@@ -1,0 +1,42 @@
+// The optimizer step as ATen's fused kernels (_fused_sgd_, _fused_adam_, _fused_adamw_): one launch per
+// parameter group on LibTorch's own state tensors, and a device flag that skips the step without a host read.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include <map>
+#include <memory>
+
+#include "config/schema.h"
+
+namespace ft {
+
+class FusedStep {
+ public:
+  // The fused step of `optimizer` (built by make_optimizer from `config`) when `config` and `device` ask for
+  // it (optimizer.implementation; auto: on CUDA), else nullptr. Throws when fused is asked for an optimizer
+  // ATen has no fused kernel for (rmsprop).
+  static std::unique_ptr<FusedStep> make(torch::optim::Optimizer& optimizer, const OptimizerConfig& config,
+                                         const at::Device& device);
+
+  // One step of every parameter that has a gradient, with the optimizer's current learning rates. Where
+  // `skip` (a one-element float tensor on the parameters' device, or undefined) is non-zero the kernels leave
+  // parameters and state as they were: fp16's overflow check decided on the device, never read on the host.
+  void step(const at::Tensor& skip = {});
+  // Adam and AdamW count their steps on the device (a skipped step does not count); this writes the counts
+  // into LibTorch's own state, which checkpoints save (one device read).
+  void store_step_counts();
+
+ private:
+  FusedStep(torch::optim::Optimizer& optimizer, OptimizerName name) : optimizer_(optimizer), name_(name) {}
+  void sgd_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip);
+  void adam_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip);
+  at::Tensor& step_count(const at::Tensor& param, std::int64_t stored);
+
+  torch::optim::Optimizer& optimizer_;
+  OptimizerName name_;
+  std::map<const void*, at::Tensor> steps_;  // per parameter (by TensorImpl): float32 step count on its device
+};
+
+}  // namespace ft
