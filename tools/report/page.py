@@ -7,6 +7,44 @@ import html
 import json
 import os
 import pathlib
+import re
+
+
+# Tables apart from each other and from the text, captioned on the left, as wide as the window (text lines
+# are kept short); numbers right-aligned in their columns, words (verdicts, names, reasons) left-aligned.
+STYLE = ("body{font-family:sans-serif;margin:2em} p,pre,h1,h2{max-width:70em} p{text-align:left}"
+         " div.table{overflow-x:auto} table{border-collapse:collapse;margin:.4em 0 1.8em;font-size:.92em}"
+         " caption{caption-side:top;text-align:left;font-weight:bold;padding:0 0 .35em}"
+         " td,th{border:1px solid #bbb;padding:3px 8px;text-align:right;vertical-align:top}"
+         " td.text,th.text{text-align:left} th{background:#f0f0f0} img{max-width:100%}"
+         " figure{margin:1em 0 2em} figure.inline{display:inline-block;margin:0 1.5em 1.5em 0}"
+         " pre{background:#f4f4f4;padding:.5em} code{background:#f4f4f4;padding:0 .2em}")
+NUMBER = re.compile(r"^[+-]?[0-9][0-9.,]*( ?(x|%|x faster|x slower))?( -> [+-]?[0-9][0-9.,]*)?$")
+
+
+def is_number(cell: str) -> bool:
+    """A cell right-aligned as a number: 12.3, -4.5, +0.61, 1.71x, 87 %, 1783x faster, 2.98 -> 2.40."""
+    return bool(NUMBER.match(cell.strip()))
+
+
+def inline_html(text: str) -> str:
+    """A paragraph's markdown emphasis as HTML: **bold** and `code`."""
+    text = html.escape(text)
+    while text.count("**") >= 2:
+        text = text.replace("**", "<b>", 1).replace("**", "</b>", 1)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+def html_table(header: list[str], rows: list[list[str]], caption: str) -> str:
+    """One table with its caption; a column is right-aligned when its cells are numbers, else left."""
+    numeric = [all(is_number(row[k]) or row[k] in ("-", "not run", "n/a") for row in rows)
+               and any(is_number(row[k]) for row in rows) for k in range(len(header))]
+    e = html.escape
+    head = "".join(f"<th>{e(c)}</th>" if numeric[k] else f"<th class=\"text\">{e(c)}</th>"
+                   for k, c in enumerate(header))
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" if numeric[k] else f"<td class=\"text\">{e(c)}</td>"
+                                    for k, c in enumerate(row)) + "</tr>\n" for row in rows)
+    return f"<div class=\"table\"><table>\n<caption>{e(caption)}</caption>\n<tr>{head}</tr>\n{body}</table></div>"
 
 
 class Page:
@@ -14,6 +52,7 @@ class Page:
         self.title, self.out = title, out
         self.blocks: list[tuple] = []
         self.sections: list[dict] = []
+        self.table_count = 0
 
     def section(self, title: str) -> None:
         self.blocks.append(("h2", title))
@@ -27,29 +66,48 @@ class Page:
         self.blocks.append(("p", f"**Not available:** {reason}"))
         self.sections[-1]["absent"].append(reason)
 
+    def flagged(self, names: list[str], paragraph: str) -> None:
+        """A paragraph about some of the section's runs (e.g. too short to judge); contents.json names them."""
+        self.blocks.append(("p", paragraph))
+        self.sections[-1].setdefault("flagged", []).extend(names)
+
     def table(self, name: str, header: list[str], rows: list[list]) -> None:
+        """A table captioned "Table N. name" (numbered over the page); contents.json keeps its cells."""
         rows = [["" if c is None else str(c) for c in row] for row in rows]
-        self.blocks.append(("table", header, rows))
-        self.sections[-1]["tables"].append({"name": name, "columns": header, "rows": len(rows),
-                                            "empty_cells": sum(c == "" for row in rows for c in row)})
+        self.table_count += 1
+        caption = f"Table {self.table_count}. {name}"
+        self.blocks.append(("table", header, rows, caption))
+        self.sections[-1]["tables"].append({"name": name, "caption": caption, "columns": header, "rows": len(rows),
+                                            "empty_cells": sum(c == "" for row in rows for c in row),
+                                            "cells": rows})
 
     def markdown_tables(self, name: str, text: str) -> None:
-        """Tables given as markdown text (e.g. a benchmark's output): kept as they are, each one counted."""
+        """Tables given as markdown text (e.g. a benchmark's output): kept as they are, each one counted and
+        named `name` with the line of text above it."""
         table: list[list[str]] = []
+        above = ""  # a line of text not yet written: the caption of a table that follows it, else a paragraph
         for line in text.splitlines() + [""]:
             if line.startswith("|"):
                 cells = [c.strip() for c in line.strip().strip("|").split("|")]
                 if not all(set(c) <= set("-: ") for c in cells):
                     table.append(cells)
             elif table:
-                self.table(f"{name} {len(self.sections[-1]['tables']) + 1}", table[0], table[1:])
-                table = []
+                self.table(f"{name}: {above}" if above else name, table[0], table[1:])
+                table, above = [], ""
             elif line.strip():
-                self.text(line.strip())
+                if above:
+                    self.text(above)
+                above = line.strip()
+        if above:
+            self.text(above)
 
-    def figure(self, path: pathlib.Path, caption: str) -> None:
-        self.blocks.append(("img", path, caption))
+    def figure(self, path: pathlib.Path, caption: str, series: dict | None = None, inline: bool = False) -> None:
+        """A figure; `series` (panel -> the curves drawn on it) goes to contents.json beside its path; inline
+        figures (small samples) stand side by side on the HTML page."""
+        self.blocks.append(("img", path, caption, inline))
         self.sections[-1]["figures"].append(str(path.relative_to(self.out)))
+        if series is not None:
+            self.sections[-1].setdefault("series", {})[str(path.relative_to(self.out))] = series
 
     def pre(self, text: str) -> None:
         self.blocks.append(("pre", text))
@@ -69,6 +127,7 @@ class Page:
             elif kind == "p":
                 lines += [block[1], ""]
             elif kind == "table":
+                lines += [f"*{block[3]}*", ""]
                 lines += ["| " + " | ".join(block[1]) + " |", "|" + "---|" * len(block[1])]
                 lines += ["| " + " | ".join(row) + " |" for row in block[2]] + [""]
             elif kind == "img":
@@ -82,24 +141,18 @@ class Page:
     def html(self) -> str:
         e = html.escape
         parts = [f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{e(self.title)}</title>",
-                 "<style>body{font-family:sans-serif;margin:2em;max-width:70em} table{border-collapse:collapse}"
-                 " td,th{border:1px solid #bbb;padding:3px 8px;text-align:right} img{max-width:100%}"
-                 " pre{background:#f4f4f4;padding:.5em}</style></head><body>", f"<h1>{e(self.title)}</h1>"]
+                 f"<style>{STYLE}</style></head><body>", f"<h1>{e(self.title)}</h1>"]
         for block in self.blocks:
             kind = block[0]
             if kind == "h2":
                 parts.append(f"<h2>{e(block[1])}</h2>")
             elif kind == "p":
-                text = e(block[1])
-                while text.count("**") >= 2:
-                    text = text.replace("**", "<b>", 1).replace("**", "</b>", 1)
-                parts.append(f"<p>{text}</p>")
+                parts.append(f"<p>{inline_html(block[1])}</p>")
             elif kind == "table":
-                head = "".join(f"<th>{e(c)}</th>" for c in block[1])
-                body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>\n" for row in block[2])
-                parts.append(f"<table>\n<tr>{head}</tr>\n{body}</table>")
+                parts.append(html_table(*block[1:]))
             elif kind == "img":
-                parts.append(f"<figure><img src=\"{e(str(block[1].relative_to(self.out)))}\" alt=\"{e(block[2])}\">"
+                opening = "<figure class=\"inline\">" if block[3] else "<figure>"
+                parts.append(f"{opening}<img src=\"{e(str(block[1].relative_to(self.out)))}\" alt=\"{e(block[2])}\">"
                              f"<figcaption>{e(block[2])}</figcaption></figure>")
             elif kind == "pre":
                 parts.append(f"<pre>{e(block[1])}</pre>")

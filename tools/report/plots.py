@@ -11,7 +11,8 @@ of .h5 files. DIR defaults to <sweep>/report for a single sweep directory, else 
   <run>-utilization.png  GPU utilization over time, one line per rank (only when the run sampled any)
   <run>-time.png         seconds per rank, stacked: compute (forward + backward + optimizer),
                          communication (comm_wait), data, eval
-  sweep-curves.png       test loss and test accuracy of every run, overlaid (two or more runs)
+  sweep-curves.png       test loss and accuracy of every run, overlaid, train loss and accuracy dotted
+                         (two or more runs)
   sweep-time.png         the same time split for every run, averaged over its ranks (two or more runs)
 
 With --confusion, EVALUATION.h5 files written by `fusetrain evaluate` instead: <stem>-confusion.png, a heat
@@ -55,13 +56,20 @@ def evaluated(run: Run) -> np.ndarray:
     return np.asarray(run.epochs["evaluated"], dtype=bool)
 
 
-def plot_curves(run: Run, path: pathlib.Path) -> None:
+def drawn_series(**axes) -> dict:
+    """Panel name -> the kinds of curve drawn on it (each curve's gid: "train" or "test"), read back from the
+    axes, so that a report can say (and a test check) what a figure shows."""
+    return {name: sorted({line.get_gid() for line in ax.get_lines() if line.get_gid() and len(line.get_xdata())})
+            for name, ax in axes.items()}
+
+
+def plot_curves(run: Run, path: pathlib.Path) -> dict:
     epoch, ev = run.epochs["epoch"], evaluated(run)
     fig, (loss, acc) = plt.subplots(1, 2, figsize=(10, 4))
-    loss.plot(epoch, run.epochs["train_loss"], "o-", label="train")
-    loss.plot(epoch[ev], run.epochs["test_loss"][ev], "s-", label="test")
-    acc.plot(epoch, 100 * run.epochs["train_acc"], "o-", label="train")
-    acc.plot(epoch[ev], 100 * run.epochs["test_acc"][ev], "s-", label="test")
+    loss.plot(epoch, run.epochs["train_loss"], "o-", label="train", gid="train")
+    loss.plot(epoch[ev], run.epochs["test_loss"][ev], "s-", label="test", gid="test")
+    acc.plot(epoch, 100 * run.epochs["train_acc"], "o-", label="train", gid="train")
+    acc.plot(epoch[ev], 100 * run.epochs["test_acc"][ev], "s-", label="test", gid="test")
     if run.summary.get("overfit"):
         for ax in (loss, acc):
             ax.axvline(run.summary["overfit_epoch"], color="red", linestyle=":", label="overfitting from")
@@ -76,6 +84,7 @@ def plot_curves(run: Run, path: pathlib.Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+    return drawn_series(loss=loss, accuracy=acc)
 
 
 def plot_utilization(run: Run, path: pathlib.Path) -> bool:
@@ -117,16 +126,19 @@ def plot_rank_time(run: Run, path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-def plot_sweep_curves(runs: list[Run], path: pathlib.Path) -> None:
+def plot_sweep_curves(runs: list[Run], path: pathlib.Path) -> dict:
+    """Every run's test loss and test accuracy (solid, squares) with its train loss and train accuracy (dotted,
+    same colour); returns the series drawn per panel."""
     fig, (loss, acc) = plt.subplots(1, 2, figsize=(12, 4.5))
     for run in runs:
         ev = evaluated(run)
         epoch = run.epochs["epoch"][ev]
-        line, = loss.plot(epoch, run.epochs["test_loss"][ev], "o-", label=run.name)
-        loss.plot(run.epochs["epoch"], run.epochs["train_loss"], ":", color=line.get_color())
-        acc.plot(epoch, 100 * run.epochs["test_acc"][ev], "o-", label=run.name)
+        line, = loss.plot(epoch, run.epochs["test_loss"][ev], "s-", label=run.name, gid="test")
+        loss.plot(run.epochs["epoch"], run.epochs["train_loss"], ":", color=line.get_color(), gid="train")
+        acc.plot(epoch, 100 * run.epochs["test_acc"][ev], "s-", color=line.get_color(), label=run.name, gid="test")
+        acc.plot(run.epochs["epoch"], 100 * run.epochs["train_acc"], ":", color=line.get_color(), gid="train")
     loss.set(xlabel="epoch", ylabel="loss", title="test loss (dotted: train loss)")
-    acc.set(xlabel="epoch", ylabel="test accuracy (%)", title="test accuracy")
+    acc.set(xlabel="epoch", ylabel="accuracy (%)", title="test accuracy (dotted: train accuracy)")
     for ax in (loss, acc):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
@@ -134,6 +146,7 @@ def plot_sweep_curves(runs: list[Run], path: pathlib.Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+    return drawn_series(loss=loss, accuracy=acc)
 
 
 def plot_sweep_time(runs: list[Run], path: pathlib.Path) -> None:
