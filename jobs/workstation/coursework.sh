@@ -5,17 +5,19 @@
 # Usage: jobs/workstation/coursework.sh [--smoke | --full] [--out DIR] [--data DIR] [--gray-data DIR]
 #   --smoke  on the CPU: real Fashion-MNIST (/usr/share/datasets/fashion-mnist) cut to SMOKE_TRAIN training
 #            and SMOKE_TEST test images, 2 epochs (the overfitting study: 48 images, full-batch Adam, 40 epochs),
-#            the batch-size limit on the CPU from 16 to 128: minutes (the default)
+#            the batch-size limit on the CPU from 16 to 128: minutes (the default). SMOKE_TRAIN's default gives
+#            the largest batch (128 per rank on 2 ranks) 4 steps per epoch.
 #   --full   the configs as written, on CIFAR-10 shards in --data (default data/cifar10) and the GPUs here
 #            (the batch-size limit: ResNet-18 at 224x224, as the article, doubled up to out of memory on GPU 0)
 #   --out    output folder (default runs/coursework-smoke or runs/coursework); the report is OUT/report/
 #            coursework.{md,html}. Running again resumes: runs whose results file exists are skipped.
-#   --gray-data  shards of the RGB-to-gray study, train split (default: the training data); full mode: 200 images
-#            at 128x128, as the report's STL-10: fusetrain-prep --format stl10 --input DIR --output D --limit 200
+#   --gray-data  shards of the RGB-to-gray study, train split (default: smoke mode 20 colour CIFAR-10 images
+#            from ../shared/data/cifar10-jpg.tar.xz when it is there, else the training data); full mode: 200
+#            images at 128x128, as the report's STL-10: fusetrain-prep --format stl10 --input DIR --output D --limit 200
 # Environment: FUSETRAIN_BIN, FUSETRAIN_PREP (default build/bin/...), PYTHON (default the project venv's),
 #   LAUNCHER (starts the ranks, given -n RANKS; default mpirun --oversubscribe --bind-to none, plus
 #   --allow-run-as-root for root; jobs/slurm/coursework.sbatch sets srun), NGPUS (GPUs to use; default
-#   counted by nvidia-smi in full mode, 0 in smoke mode), SMOKE_TRAIN (256), SMOKE_TEST (128),
+#   counted by nvidia-smi in full mode, 0 in smoke mode), SMOKE_TRAIN (1024), SMOKE_TEST (256),
 #   LOCAL_SLURM=1 (start a private SLURM cluster for the srun launcher row, see tools/bench/launchers.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -52,7 +54,10 @@ if [ "$mode" = smoke ]; then
     [ -f "$src/train-images-idx3-ubyte.gz" ] || { echo "coursework.sh: $src missing (dataset-fashion-mnist)" >&2; exit 2; }
     "$prep" --format idx --input "$src" --output "$data" --shards 2 --limit 2000 --name fashion-mnist > /dev/null
   fi
-  common+=(--set "data.limit_train=${SMOKE_TRAIN:-256}" --set "data.limit_test=${SMOKE_TEST:-128}"
+  # Evaluation batches of 64 split the small test split into several batches on 1 rank and on 2 alike (as the
+  # full test split does), so a run's peak memory compares like with like between rank counts.
+  common+=(--set "data.limit_train=${SMOKE_TRAIN:-1024}" --set "data.limit_test=${SMOKE_TEST:-256}"
+           --set data.test_batch_size=64
            --set train.epochs=2 --set train.device=cpu --set train.threads=1)
 else
   out=${out:-runs/coursework}
@@ -136,8 +141,12 @@ sweep() {
 q2a=()
 [ "$mode" = full ] || q2a=(--set data.limit_train=48 --set data.batch_size=48 --set optimizer.name=adam
                            --set optimizer.lr=0.002 --set optimizer.momentum=0 --set train.epochs=40)
-train q1a_one_gpu 1 "$configs/q1a_one_gpu.yaml" "${common[@]}" "${backend[@]}"
-train q1b_two_gpus 2 "$configs/q1b_two_gpus.yaml" "${common[@]}" "${backend[@]}"
+# Q1's run names say what the ranks ran on: a GPU each, two ranks sharing one GPU, or CPU processes.
+if [ "$ngpus" -eq 0 ]; then q1a=q1a_one_cpu_process q1b=q1b_two_cpu_processes
+elif [ "$ngpus" -eq 1 ]; then q1a=q1a_one_gpu q1b=q1b_two_ranks_one_gpu
+else q1a=q1a_one_gpu q1b=q1b_two_gpus; fi
+train "$q1a" 1 "$configs/q1a_one_gpu.yaml" "${common[@]}" "${backend[@]}"
+train "$q1b" 2 "$configs/q1b_two_gpus.yaml" "${common[@]}" "${backend[@]}"
 train q2a_overfitting 1 "$configs/q2a_overfitting.yaml" "${common[@]}" "${backend[@]}" "${q2a[@]}"
 for stem in q2b_precision q2c_regularization batch_size grad_accumulation optimizers last_batch; do
   sweep "$stem" "${common[@]}" "${backend[@]}"
@@ -149,10 +158,41 @@ conv_common=()
 for ((i = 0; i < ${#common[@]}; i += 2)); do
   [ "${common[i + 1]}" = train.device=cpu ] || conv_common+=("${common[i]}" "${common[i + 1]}")
 done
+# Smoke mode: 512 images keep its batch of 128 at 4 steps per epoch and the 10-layer CPU point short.
+[ "$mode" = full ] || conv_common+=(--set data.limit_train=512)
 for stem in conv_relu_2_layers conv_relu_10_layers; do
   sweep "$stem" "${conv_common[@]}" "${backend[@]}"
 done
 sweep adamw_recipe "${common[@]}" "${backend[@]}"
+
+# The last batch under BatchNorm (the article: a tiny last batch gives NaN or garbage): a network with BatchNorm
+# after its hidden linear layer on 2 ranks whose slices hold 16 x 8 + 1 = 129 images, so the last batch of 16
+# would hold one image. fusetrain only drops or pads it (data.remainder: drop | pad), so the third run trains
+# on batches of that one image from the start: its outcome (LibTorch's refusal, a NaN loss, or "trained") goes
+# to OUT/last_batch_bn/batch1.txt instead of stopping the script.
+bn_dir=$out/last_batch_bn
+bn_layers='[{type: conv, out: 16, kernel: 3}, {type: bn}, relu, {type: maxpool, kernel: 2, stride: 2}, '
+bn_layers+='{type: linear, out: 64}, {type: bn}, relu, {type: linear, out: 0}]'
+bn=(--set model.name=conv_stack --set "model.layers=$bn_layers" --set data.batch_size=16 --set data.limit_train=258
+    --set train.epochs=2 --set output.save_model=false)
+mkdir -p "$bn_dir/results" "$bn_dir/logs"
+for policy in drop pad; do
+  launch "last batch under BatchNorm, $policy" "bn-$policy" 2 "$configs/q1b_two_gpus.yaml" "$bn_dir/results" \
+    "$bn_dir/logs/bn-$policy.log" "${common[@]}" "${backend[@]}" "${bn[@]}" --set "data.remainder=$policy"
+done
+if [ -s "$bn_dir/batch1.txt" ]; then echo "last batch under BatchNorm, batch 1: done earlier"; else
+  echo "last batch under BatchNorm, batch 1: training on 1 rank(s)"
+  # shellcheck disable=SC2086
+  if $launcher -n 1 "$bin" train --config "$configs/q1a_one_gpu.yaml" "${common[@]}" "${backend[@]}" "${bn[@]}" \
+      --set data.batch_size=1 --set data.limit_train=64 --set train.epochs=1 --set "output.dir=$bn_dir/results" \
+      --set output.name=bn-batch1 < /dev/null > "$bn_dir/logs/bn-batch1.log" 2>&1; then
+    if grep -qi "nan" "$bn_dir/logs/bn-batch1.log"; then echo "trained, NaN loss" > "$bn_dir/batch1.txt"
+    else echo "trained (no error, no NaN)" > "$bn_dir/batch1.txt"; fi
+  else
+    { grep -m1 "error:" "$bn_dir/logs/bn-batch1.log" || tail -n 1 "$bn_dir/logs/bn-batch1.log"; } |
+      sed 's/^.*error: /failed: /' > "$bn_dir/batch1.txt"
+  fi
+fi
 
 # The largest batch that fits on rank 0's device (`fusetrain bench batch-size` doubles the batch from 16, the
 # article's smallest recommended batch, until out of memory or the ceiling) into OUT/batch_size_limit.md: full
@@ -171,16 +211,17 @@ if [ -s "$limit_md" ]; then echo "batch limit: done earlier"; else
   mv "$limit_md.part" "$limit_md"
 fi
 
-# profile BATCH: a short Q1a run at BATCH images (4 steps per epoch, the last batch padded so a batch larger than
-# the data set still runs) with a profiler window (1 step waited, 1 warm-up, 2 recorded) written as a Chrome
-# trace to OUT/profiles/batch-BATCH.json; a failed run is listed in skipped.tsv instead of stopping the script.
+# profile BATCH: a short Q1a run at BATCH images (6 steps per epoch, the last batch padded so a batch larger than
+# the data set still runs) with the article's profiler schedule (wait 1 step, warm-up 1, active 3; memory
+# profiling is always on; the article's repeat 2 has no fusetrain setting: one cycle) written as a Chrome trace
+# to OUT/profiles/batch-BATCH.json; a failed run is listed in skipped.tsv instead of stopping the script.
 profile() {
   local b=$1 epochs=1
   [ "$mode" = smoke ] || epochs=3  # a batch as large as the data set takes one step per epoch
   ( launch "profile batch $b" "batch-$b" 1 "$configs/q1a_one_gpu.yaml" "$out/profiles" "$out/logs/profile-batch-$b.log" \
-      "${common[@]}" "${backend[@]}" --set "data.batch_size=$b" --set "data.limit_train=$((4 * b))" \
+      "${common[@]}" "${backend[@]}" --set "data.batch_size=$b" --set "data.limit_train=$((6 * b))" \
       --set data.remainder=pad --set "train.epochs=$epochs" --set profile.wait=1 --set profile.warmup=1 \
-      --set profile.active=2 --set "profile.trace=$out/profiles/batch-$b.json" --set output.save_model=false ) ||
+      --set profile.active=3 --set "profile.trace=$out/profiles/batch-$b.json" --set output.save_model=false ) ||
     printf 'batch_limit\tbatch-%s\tthe profiled run failed (see logs/profile-batch-%s.log)\n' "$b" "$b" >> "$skipped"
 }
 mkdir -p "$out/profiles"
@@ -208,6 +249,19 @@ kernel_args=()
 "$bin" bench kernels "${kernel_args[@]}" > "$out/kernels.md" 2> "$out/logs/kernels.log" ||
   { tail -n 20 "$out/logs/kernels.log" >&2; exit 1; }
 echo "RGB to gray: fusetrain bench gray"
+# Smoke mode's data is gray (Fashion-MNIST): the study takes 20 colour CIFAR-10 images (2 per class and split)
+# from the shared archive when it is there, so its samples show colour.
+cifar_jpg=$root/../shared/data/cifar10-jpg.tar.xz
+if [ -z "$gray_data" ] && [ "$mode" = smoke ] && [ -f "$cifar_jpg" ]; then
+  gray_data=$out/gray-data
+  if [ ! -f "$gray_data/train-00000-of-00001.h5" ]; then
+    rm -rf "$out/gray-src" && mkdir -p "$out/gray-src"
+    tar -xJf "$cifar_jpg" -C "$out/gray-src" --wildcards 'cifar10-jpg/*/*/000[01].jpg'
+    "$prep" --format folder --input "$out/gray-src/cifar10-jpg" --output "$gray_data" --limit 20 --name cifar10 \
+      > "$out/logs/gray-data.log" 2>&1 || { tail -n 20 "$out/logs/gray-data.log" >&2; exit 1; }
+    rm -rf "$out/gray-src"
+  fi
+fi
 gray_data=${gray_data:-$data}
 printf 'gray data\t%s (train split)\n' "$gray_data" >> "$out/environment.tsv"
 gray_args=(--split train --python "$python" --python-loop "$root/tools/bench/gray_python_loop.py" --out "$out/kernels")
