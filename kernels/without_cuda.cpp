@@ -5,6 +5,7 @@
 #include "kernels/conv_relu.h"
 #include "kernels/device_query.h"
 #include "kernels/rgb_to_gray.h"
+#include "kernels/stall.h"
 
 namespace ft {
 
@@ -21,6 +22,8 @@ void augment_batch_device(const std::uint8_t*, const std::int64_t*, std::int64_t
 void conv_bias_relu_device(const float*, const float*, const float*, float*, const ConvGeometry&, cudaStream_t) {
   cuda_not_built("conv_bias_relu_device");
 }
+
+void stall_stream_device(double, cudaStream_t) { cuda_not_built("stall_stream_device"); }
 
 void rgb_to_gray_device(const std::uint8_t*, std::uint8_t*, std::size_t, cudaStream_t) {
   cuda_not_built("rgb_to_gray_device");

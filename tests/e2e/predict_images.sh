@@ -91,7 +91,7 @@ grep -q -- "--out $work/keep.csv exists and is kept: choose another path or use 
 
 # --skip-bad: the good images' rows (the same as without the bad file), the bad files on stderr, status 3.
 printf 'GIF89a not an image' > "$work/mixed/aa-fake.jpg"
-good=$(ls "$work/images/05" | wc -l)
+good=$(find "$work/images/05" -name '*.png' | wc -l)
 set +e
 "$FT" predict -c "$model" "$work/mixed" --skip-bad --batch 16 --out "$work/skipped.csv" 2> "$work/skipped.err"
 status=$?

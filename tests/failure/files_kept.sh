@@ -259,8 +259,9 @@ fallback_refused() {
   expect_failure
   expect_message "^warning: checkpoint $WORK/fall_runs/fall\.ckpt is damaged \(checksum mismatch\): resuming from the previous one $WORK/fall_runs/fall\.ckpt\.1 \(once it has loaded, the damaged file is moved aside"
   expect_message "error: checkpoint $WORK/fall_runs/fall\.ckpt\.1 was written by a run with a different config"
-  [ -f "$WORK/fall_runs/fall.ckpt" ] && [ ! -e "$WORK/fall_runs/fall.ckpt.damaged" ] ||
+  if [ ! -f "$WORK/fall_runs/fall.ckpt" ] || [ -e "$WORK/fall_runs/fall.ckpt.damaged" ]; then
     ft_fail "the damaged checkpoint was moved although the resume was refused: $(ls "$WORK/fall_runs")"
+  fi
   pass
 }
 check fallback_refused

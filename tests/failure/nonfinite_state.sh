@@ -14,7 +14,7 @@ ckpt=$WORK/runs/nan.ckpt
 
 # refused NAME NAN STOP REGEX: plants a NaN after step NAN (STOP: also stop there), expects the refusal.
 refused() {
-  local name=$1 nan=$2 stop=$3 expected=$4 vars=(FUSETRAIN_TEST_NAN_AFTER_STEP="$2")
+  local name=$1 stop=$3 expected=$4 vars=(FUSETRAIN_TEST_NAN_AFTER_STEP="$2")
   rm -rf "$WORK/runs"
   [ "$stop" = - ] || vars+=(FUSETRAIN_TEST_STOP_AT_STEP="$stop")
   run_case "$name" 120 env "${vars[@]}" "$FT" train --config "$WORK/run.yaml"

@@ -21,6 +21,15 @@ train_precision() {
   expect_accuracy "$results" "$3"
   device=$("$FT" inspect "$results" /ranks/device)
   case "$device" in cpu*|"") ft_fail "rank 0's device is '$device', not a GPU" ;; esac
+  [ "$("$FT" inspect "$results" /ranks/phase_clock)" = cuda_events ] ||
+    ft_fail "the phase times of a GPU run were not taken with CUDA events"
+  pass
+  # The trained model scored again on the GPU by evaluate gives the run's own final accuracy (1000 test
+  # images: 0.002 is two of them, for cuDNN's choice of algorithms).
+  run_case "$1_evaluate" 300 "$FT" evaluate --checkpoint "$WORK/runs/$1.model" --device cuda --out "$WORK/$1-eval.h5"
+  expect_status 0
+  within "evaluate --device cuda against the run's final test accuracy" "$(results_value "$results" /summary/final_test_acc)" \
+    "$("$FT" inspect "$WORK/$1-eval.h5" /evaluation/top1)" 0.002
   pass
 }
 
@@ -159,6 +168,62 @@ case_nccl_equivalence() {
   within "first-epoch train loss (relative)" 1 "$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')" 0.01
   within "final test accuracy" "$(results_value "$WORK/runs/one.h5" /summary/final_test_acc)" \
     "$(results_value "$WORK/runs/two.h5" /summary/final_test_acc)" 0.02
+  pass
+}
+
+# quick_config FILE [YAML lines...]: a short GPU run (1280 training images, 1 epoch).
+quick_config() {
+  local file=$1
+  shift
+  gpu_config "$file" "data: {path: $CIFAR, batch_size: 128, limit_train: 1280, limit_test: 500}" \
+    "train: {epochs: 1, seed: 11, device: cuda}" "$@"
+}
+
+# The fused conv+ReLU kernel inside a bf16 autocast run: it computes in float32 and the run learns.
+case_fused_conv_bf16() {
+  gpu_training 1 nccl
+  quick_config "$WORK/fused.yaml" "model: {name: simple_cnn, conv_relu: fused}" "precision: {dtype: bf16}" \
+    "output: {dir: $WORK/runs, name: fused}"
+  run_case fused_bf16 300 $FUSETRAIN_MPIRUN -np 1 "$FT" train --config "$WORK/fused.yaml"
+  expect_status 0
+  expect_message "^epoch   1/1 "
+  expect_accuracy "$WORK/runs/fused.h5" 0.15
+  pass
+}
+
+# bench allreduce on GPU tensors over MPI and Gloo: each bucket staged through pinned host memory.
+case_bench_allreduce_staged() {
+  gpu_training 1 mpi
+  local backend
+  for backend in mpi gloo; do
+    run_case "allreduce_$backend" 300 $FUSETRAIN_MPIRUN -np 1 "$FT" bench allreduce --model simple_cnn --device cuda \
+      --backend "$backend" --iterations 3 --warmup 1
+    expect_status 0
+    expect_message "backend $backend "
+    expect_message "^\| \(b\) fusion engine \| [0-9.]+ \|"
+    pass
+  done
+}
+
+# Elastic resume on one GPU: 2 ranks share it over Gloo, stop at step 7 (10 steps an epoch at 2 x 64),
+# and the run resumes as 1 rank over NCCL with the same global batch.
+case_elastic_one_gpu() {
+  gpu_training 1 nccl
+  require_backend gloo
+  quick_config "$WORK/elastic.yaml" "data: {path: $CIFAR, batch_size: 64, limit_train: 1280, limit_test: 500}" \
+    "train: {epochs: 2, seed: 11, device: cuda}" \
+    "distributed: {backend: gloo, stall_timeout_s: 60, allow_device_sharing: true}" "output: {dir: $WORK/runs, name: elastic}"
+  run_case elastic_stop 300 env CUDA_VISIBLE_DEVICES=0 FUSETRAIN_TEST_STOP_AT_STEP=7 $FUSETRAIN_MPIRUN -np 2 \
+    "$FT" train --config "$WORK/elastic.yaml"
+  expect_status 75
+  expect_message "^stopped by signal at epoch 1, step 7; checkpoint "
+  pass
+  run_case elastic_resume 300 $FUSETRAIN_MPIRUN -np 1 "$FT" train --config "$WORK/elastic.yaml" \
+    --set distributed.backend=nccl --set distributed.allow_device_sharing=false
+  expect_status 0
+  expect_message "^resuming from $WORK/runs/elastic\.ckpt at epoch 1, step 7$"
+  expect_message "backend nccl, device cuda:0"
+  expect_message "^epoch   2/2 "
   pass
 }
 

@@ -1,0 +1,137 @@
+// The gradient engine and NCCL on one GPU (skipped without one): compressed buckets over NCCL, device clocks
+// that time the transfers, bucket autotuning over NCCL, and a transfer held up on the device ending in the
+// named stall error within the timeout rather than a hang.
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/nn/modules/linear.h>
+
+#include <ATen/Context.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <chrono>
+
+#include "comm/backend.h"
+#include "runtime/collective_watch.h"
+#include "engine/engine.h"
+#include "engine/engine_autotune.h"
+#include "kernels/stall.h"
+#include "test_world.h"
+
+namespace ft {
+namespace {
+
+const at::Device kGpu(at::kCUDA, 0);
+
+std::unique_ptr<Backend> nccl(double stall_timeout_s = 30) {
+  BackendOptions options;
+  options.name = BackendName::nccl;
+  options.cuda_device = 0;
+  options.stall_timeout_s = stall_timeout_s;
+  return make_backend(test::world(), options);
+}
+
+struct TwoLayers {
+  TwoLayers() { a->to(kGpu), b->to(kGpu); }
+  torch::nn::Linear a{64, 128}, b{128, 10};
+  std::vector<NamedTensor> named() {
+    std::vector<NamedTensor> out;
+    for (auto& p : a->named_parameters()) out.push_back({"a." + p.key(), p.value()});
+    for (auto& p : b->named_parameters()) out.push_back({"b." + p.key(), p.value()});
+    return out;
+  }
+  at::Tensor loss(const at::Tensor& x) { return b(a(x).relu()).pow(2).sum(); }
+};
+
+GradientEngineOptions through_nccl(at::ScalarType wire) {
+  GradientEngineOptions options;
+  options.reduce_alone = true;  // one rank, yet every bucket goes through NCCL
+  options.wire = wire;
+  options.first_bucket_mib = 0.01;
+  options.bucket_mib = 0.02;
+  return options;
+}
+
+void expect_gradients_through(at::ScalarType wire, double rtol) {
+  auto backend = nccl();
+  at::manual_seed(3);
+  TwoLayers net;
+  auto named = net.named();
+  std::vector<at::Tensor> params;
+  for (auto& n : named) params.push_back(n.tensor);
+  const auto x = at::randn({16, 64}, kGpu);
+  const auto expected = torch::autograd::grad({net.loss(x)}, params);
+  GradientEngine engine(*backend, test::world(), named, through_nccl(wire));
+  ASSERT_GE(engine.buckets().size(), 2u);
+  engine.prepare(true);
+  net.loss(x).backward();
+  engine.finish();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& g = params[i].grad();
+    EXPECT_TRUE(at::allclose(g, expected[i], rtol, 1e-3)) << named[i].name;
+    EXPECT_TRUE(at::equal(g, g.to(wire).to(at::kFloat))) << named[i].name << " did not travel as " << wire;
+  }
+}
+
+TEST(EngineCuda, Fp16CompressionOverNccl) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  expect_gradients_through(at::kHalf, 2e-3);
+}
+
+TEST(EngineCuda, Bf16CompressionOverNccl) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  expect_gradients_through(at::kBFloat16, 8e-3);
+}
+
+// Device events time the transfers: after the device has finished, the statistics hold their time.
+TEST(EngineCuda, DeviceClocksTimeTheTransfers) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  auto backend = nccl();
+  TwoLayers net;
+  GradientEngine engine(*backend, test::world(), net.named(), through_nccl(at::kFloat));
+  for (int step = 0; step < 3; ++step) {
+    engine.prepare(true);
+    net.loss(at::randn({16, 64}, kGpu)).backward();
+    engine.finish();
+  }
+  c10::cuda::device_synchronize();
+  const EngineStats stats = engine.stats();
+  EXPECT_EQ(stats.buckets, 3 * static_cast<std::int64_t>(engine.buckets().size()));
+  EXPECT_GT(stats.allreduce_s, 0) << "no device time collected for the transfers";
+  EXPECT_GE(stats.wait_s, 0);
+}
+
+TEST(EngineCuda, AutotuneOverNccl) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  auto backend = nccl();
+  TwoLayers net;
+  const AutotuneResult result =
+      autotune_buckets(*backend, test::world(), net.named(), {}, {{0.01, 0.005}, {4, 1}}, 2);
+  ASSERT_EQ(result.trials.size(), 2u);
+  for (const BucketTrial& trial : result.trials) EXPECT_GT(trial.seconds, 0);
+}
+
+// A transfer queued behind a kernel that holds its stream for 4 s, with a 1 s stall timeout: the wait
+// ends with the stall error naming the transfer, well before the kernel ends.
+TEST(EngineCuda, TransferHeldUpOnTheDeviceIsAStallNotAHang) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  auto backend = nccl(/*stall_timeout_s=*/1);
+  auto data = at::ones({1024}, kGpu);
+  const auto stream = c10::cuda::getStreamFromPool(true, 0);
+  stall_stream_device(4.0, stream.stream());
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    backend->allreduce(data.data_ptr(), 1024, DType::kFloat32, stream.stream());
+    backend->wait_in_flight();
+    FAIL() << "the held-up transfer was not reported";
+  } catch (const StallError& e) {
+    EXPECT_NE(std::string(e.what()).find("was enqueued but has not completed"), std::string::npos) << e.what();
+  }
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(waited, 3.5) << "the stall was noticed only after the stream was free again";
+  backend.reset();  // aborts the communicator: must return
+  c10::cuda::device_synchronize();
+}
+
+}  // namespace
+}  // namespace ft
