@@ -5,10 +5,12 @@
 #include <csignal>
 #include <optional>
 #include <random>
+#include <string>
 
 #include "io/paths.h"
 #include "comm/backend.h"
 #include "shard/shard_format.h"
+#include "runtime/error.h"
 #include "runtime/signals.h"
 #include "test_world.h"
 #include "train/checkpoint_files.h"
@@ -105,9 +107,25 @@ void check_resume(const Config& c) {
 
 TEST(CheckpointResume, InterruptedRunEndsLikeUninterruptedOne) { check_resume(resume_config(tiny_shards())); }
 
+// The trainer's run with its standard output kept in `printed`; no outcome when it stopped (Interrupted).
+std::optional<TrainOutcome> run_printing(Trainer& trainer, std::string& printed) {
+  ::testing::internal::CaptureStdout();
+  try {
+    std::optional<TrainOutcome> outcome = trainer.run();
+    printed = ::testing::internal::GetCapturedStdout();
+    return outcome;
+  } catch (const Interrupted&) {
+    printed = ::testing::internal::GetCapturedStdout();
+    return std::nullopt;
+  } catch (...) {
+    printed = ::testing::internal::GetCapturedStdout();
+    throw;
+  }
+}
+
 // Stopped after every single optimizer step and resumed each time (within epochs and at their ends, in every
-// epoch), the run still ends with the uninterrupted run's parameters, history and step count: each
-// checkpoint's position (epoch, step in it, steps since the start) is where the next segment goes on.
+// epoch), the run still ends with the uninterrupted run's parameters, history and step count, and each
+// segment says where it goes on: the epoch and the steps of it already done.
 TEST(CheckpointResume, StoppedAfterEveryStepEndsLikeUninterruptedOne) {
   auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
@@ -126,16 +144,21 @@ TEST(CheckpointResume, StoppedAfterEveryStepEndsLikeUninterruptedOne) {
     ++segments;
     std::raise(SIGUSR1);  // this segment stops after its first step
     Trainer part(c, world, *backend, at::Device(at::kCPU), options);
-    try {
-      outcome = part.run();
-      const auto params = snapshot(part);
-      ASSERT_EQ(params.size(), expected_params.size());
-      for (std::size_t i = 0; i < params.size(); ++i)
-        EXPECT_TRUE(at::equal(params[i], expected_params[i])) << "parameter " << i << " after " << segments
-                                                              << " segments";
-    } catch (const Interrupted&) {
-    }
+    std::string printed;
+    outcome = run_printing(part, printed);
     clear_stop_request();
+    if (segments > 1) {
+      const int done = segments - 1, epoch = (done - 1) / 6 + 1;  // a stop after an epoch's last step stays in it
+      const std::string where = cat(" at epoch ", epoch, ", step ", done - 6 * (epoch - 1), "\n");
+      EXPECT_NE(printed.find(where), std::string::npos) << "segment " << segments << " should go on" << where
+                                                        << printed.substr(0, printed.find('\n'));
+    }
+    if (!outcome) continue;
+    const auto params = snapshot(part);
+    ASSERT_EQ(params.size(), expected_params.size());
+    for (std::size_t i = 0; i < params.size(); ++i)
+      EXPECT_TRUE(at::equal(params[i], expected_params[i])) << "parameter " << i << " after " << segments
+                                                            << " segments";
   }
   remove_checkpoints(options.checkpoint_path);
   ASSERT_TRUE(outcome) << "the run did not finish within 30 segments";
