@@ -348,6 +348,9 @@ std::vector<Option> option_table(Config& c) {
   b.number("profile.wait", &c.profile.wait, "operator profiler: optimizer steps before it starts", at_least(0));
   b.number("profile.warmup", &c.profile.warmup, "operator profiler: steps traced and discarded", at_least(0));
   b.number("profile.active", &c.profile.active, "operator profiler: steps recorded", at_least(1));
+  b.number("profile.repeat", &c.profile.repeat,
+           "operator profiler: cycles of wait, warm-up and active steps, each written to its own trace "
+           "(the second to <trace stem>.cycle2<ext>, ...)", at_least(1));
   b.text("profile.trace", &c.profile.trace, "Chrome-trace JSON of operators and memory (\"\" = off)");
 
   b.choice("elastic.batch", &c.elastic.batch,

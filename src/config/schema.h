@@ -129,6 +129,7 @@ struct ProfileConfig {
   int wait = 1;
   int warmup = 1;
   int active = 3;
+  int repeat = 1;     // cycles of wait, warm-up and active steps; cycle k > 1 writes its own trace (.cycleK)
   std::string trace;  // Chrome-trace JSON output path ("" = off); ranks other than 0 add .rankN
 };
 

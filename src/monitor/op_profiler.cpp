@@ -28,19 +28,21 @@ std::set<impl::ActivityType> activities(bool cuda) {
 
 }  // namespace
 
-std::string profile_trace_path(const std::string& trace, int rank) {
-  if (trace.empty() || rank == 0) return trace;
+std::string profile_trace_path(const std::string& trace, int rank, int cycle) {
+  if (trace.empty() || (rank == 0 && cycle <= 1)) return trace;
   const std::size_t slash = trace.rfind('/');
   const std::size_t dot = trace.rfind('.');
   const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
   const std::string stem = has_ext ? trace.substr(0, dot) : trace;
-  return cat(stem, ".rank", rank, has_ext ? trace.substr(dot) : std::string());
+  return cat(stem, rank > 0 ? cat(".rank", rank) : std::string(), cycle > 1 ? cat(".cycle", cycle) : std::string(),
+             has_ext ? trace.substr(dot) : std::string());
 }
 
 OpProfiler::OpProfiler(const ProfileConfig& config, int rank, bool cuda)
-    : config_(config), path_(profile_trace_path(config.trace, rank)), cuda_(cuda) {
-  FT_REQUIRE(config.wait >= 0 && config.warmup >= 0 && config.active >= 1, "profile: wait ", config.wait,
-             " and warmup ", config.warmup, " must be >= 0 and active ", config.active, " >= 1");
+    : config_(config), path_(profile_trace_path(config.trace, rank)), rank_(rank), cuda_(cuda) {
+  FT_REQUIRE(config.wait >= 0 && config.warmup >= 0 && config.active >= 1 && config.repeat >= 1, "profile: wait ",
+             config.wait, " and warmup ", config.warmup, " must be >= 0, active ", config.active, " and repeat ",
+             config.repeat, " >= 1");
   if (enabled()) {
     const std::size_t slash = path_.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
@@ -50,8 +52,15 @@ OpProfiler::OpProfiler(const ProfileConfig& config, int rank, bool cuda)
       throw Error(cat("profile.trace ", path_, " cannot be written: ", e.what()));
     }
   }
-  if (enabled() && config_.wait == 0) prepare();
-  if (enabled() && config_.wait == 0 && config_.warmup == 0) record();
+  if (enabled()) begin_cycle();
+}
+
+// A cycle with no wait (or warm-up) starts preparing (or recording) at once.
+void OpProfiler::begin_cycle() {
+  steps_ = 0;
+  state_ = State::kWaiting;
+  if (config_.wait == 0) prepare();
+  if (config_.wait == 0 && config_.warmup == 0) record();
 }
 
 OpProfiler::~OpProfiler() {
@@ -76,7 +85,7 @@ void OpProfiler::save() {
   std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
   state_ = State::kDone;
   FT_REQUIRE(result, "profile.trace ", path_, ": the profiler returned no result");
-  AtomicFile out(path_);
+  AtomicFile out(profile_trace_path(config_.trace, rank_, cycle_));
   result->save(out.temp_path());
   out.commit();
   written_ = true;
@@ -87,8 +96,10 @@ void OpProfiler::step() {
   ++steps_;
   if (state_ == State::kWaiting && steps_ == config_.wait) prepare();
   if (state_ == State::kWarmingUp && steps_ == static_cast<long>(config_.wait) + config_.warmup) record();
-  if (state_ == State::kRecording && steps_ == static_cast<long>(config_.wait) + config_.warmup + config_.active)
+  if (state_ == State::kRecording && steps_ == static_cast<long>(config_.wait) + config_.warmup + config_.active) {
     save();
+    if (cycle_ < config_.repeat) ++cycle_, begin_cycle();
+  }
 }
 
 std::string OpProfiler::finish() {

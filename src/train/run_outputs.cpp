@@ -113,7 +113,8 @@ void claim_run_outputs(const Config& config, const RunPaths& p, int world_size) 
   if (!config.distributed.timeline.empty())
     claim_configured("distributed.timeline", config.distributed.timeline, config, p.resumes);
   for (int rank = 0; rank < world_size && !config.profile.trace.empty(); ++rank)
-    claim_configured("profile.trace", profile_trace_path(config.profile.trace, rank), config, p.resumes);
+    for (int cycle = 1; cycle <= config.profile.repeat; ++cycle)
+      claim_configured("profile.trace", profile_trace_path(config.profile.trace, rank, cycle), config, p.resumes);
   if (!p.renamed_from.empty())
     note(cat("'", p.renamed_from, "' is the name of an earlier run in ", config.output.dir, " (its files are kept): ",
              "this run is named '", p.name, "' and writes ", p.results,

@@ -101,6 +101,35 @@ TEST(OpProfiler, EachRankWritesItsOwnFile) {
   EXPECT_EQ(profile_trace_path("runs/ops.json", 3), "runs/ops.rank3.json");
   EXPECT_EQ(profile_trace_path("runs.d/ops", 1), "runs.d/ops.rank1");
   EXPECT_EQ(profile_trace_path("", 1), "");
+  EXPECT_EQ(profile_trace_path("runs/ops.json", 0, 2), "runs/ops.cycle2.json");
+  EXPECT_EQ(profile_trace_path("runs/ops.json", 1, 3), "runs/ops.rank1.cycle3.json");
+}
+
+// repeat 2: the schedule wait 1, warm-up 1, active 2 runs twice; each cycle's active steps go to its own
+// trace, and steps of the waits and warm-ups to none.
+TEST(OpProfiler, RepeatedCyclesEachWriteTheirOwnTrace) {
+  const std::string first = temp_trace("cycles"), second = profile_trace_path(first, 0, 2);
+  std::remove(first.c_str()), std::remove(second.c_str());
+  ProfileConfig config = window(1, 1, 2, first);
+  config.repeat = 2;
+  OpProfiler profiler(config, 0, false);
+  const auto x = torch::randn({16, 16});
+  torch::tanh(x), profiler.step();                            // wait
+  torch::cos(x), profiler.step();                             // warm-up
+  for (int i = 0; i < 2; ++i) torch::sigmoid(x), profiler.step();  // active: cycle 1
+  torch::exp(x), profiler.step();                             // wait
+  torch::sin(x), profiler.step();                             // warm-up
+  for (int i = 0; i < 2; ++i) torch::relu(x), profiler.step();     // active: cycle 2
+  torch::log1p(x), profiler.step();                           // after both: not traced
+  const std::string one = read_all(first), two = read_all(second);
+  EXPECT_NE(one.find("aten::sigmoid"), std::string::npos);
+  EXPECT_EQ(one.find("aten::relu"), std::string::npos);
+  EXPECT_NE(two.find("aten::relu"), std::string::npos);
+  EXPECT_EQ(two.find("aten::sigmoid"), std::string::npos);
+  for (const std::string& trace : {one, two})
+    for (const char* untraced : {"aten::tanh", "aten::cos", "aten::exp", "aten::sin", "aten::log1p"})
+      EXPECT_EQ(trace.find(untraced), std::string::npos) << untraced;
+  std::remove(first.c_str()), std::remove(second.c_str());
 }
 
 }  // namespace
