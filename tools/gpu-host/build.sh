@@ -7,6 +7,7 @@
 #
 # usage: tools/gpu-host/build.sh DEB_DIR [BUILD_DIR] [-- extra cmake arguments]
 #   PREFIX=...     where the packages are unpacked (default ~/.cache/fusetrain/gpu-deps)
+#   TARGETS=...    build only these targets (default: all)
 #   TESTS=host     what ctest runs after the build: host (default: the labels gpu, linkage and mpi),
 #                  gpu (the label gpu alone), all, or none
 #   FUSETRAIN_CIFAR10_JPG=...  the CIFAR-10 JPEG archive the GPU tests train on (default: the checkout's
@@ -23,6 +24,8 @@ lib=$prefix/usr/lib/x86_64-linux-gnu
 tests=${TESTS:-host}
 
 die() { echo "build.sh: $*" >&2; exit 1; }
+# shellcheck source=tools/gpu-host/host_env.sh
+source "$source_dir/tools/gpu-host/host_env.sh"
 
 # Before the build: the data the GPU suite trains on must be there (unless no GPU tests run).
 require_gpu_data() {
@@ -42,45 +45,6 @@ require_cuda_parts() {
     die "no NCCL in $FUSETRAIN_NCCL_DIR (include/nccl.h, lib/libnccl.so.2): install pip's nvidia-nccl" \
       "package beside torch (-DFUSETRAIN_NCCL=ON)"
   fi
-}
-
-unpack() {
-  mkdir -p "$prefix"
-  local deb
-  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$prefix"; done
-  ln -sf orterun "$prefix/usr/bin/mpirun"
-  ln -sf orterun "$prefix/usr/bin/mpiexec"
-  local wrapper
-  for wrapper in mpicc mpicxx; do [ -e "$prefix/usr/bin/$wrapper" ] || ln -sf "$wrapper.openmpi" "$prefix/usr/bin/$wrapper"; done
-  # Gloo's CMake package names /usr/lib/libgloo.so: without it the build's find_library fallback
-  # finds the unpacked library. The .pc files name prefix=/usr.
-  rm -rf "$prefix/usr/share/cmake/Gloo"
-  sed -i "s|=/usr|=$prefix/usr|" "$lib"/pkgconfig/*.pc "$prefix"/usr/share/pkgconfig/*.pc 2> /dev/null || true
-}
-
-# env.sh: what the programs built here (and mpirun) need at run time; sourced here and by users.
-write_env() {
-  local python site libs dir
-  python=$(command -v python3)
-  site=$("$python" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))') ||
-    die "$python has no torch: install the CUDA build of PyTorch"
-  libs=$lib:$lib/openmpi/lib:$lib/pmix2/lib:$lib/hdf5/serial:$prefix/usr/lib:$site/torch/lib:/usr/local/cuda/lib64
-  for dir in "$site"/nvidia/*/lib; do libs=$libs:$dir; done
-  cat > "$prefix/env.sh" <<ENV
-export OPAL_PREFIX=$prefix/usr OPAL_LIBDIR=$lib/openmpi/lib OPAL_DATADIR=$prefix/usr/share/openmpi
-export OPAL_PKGDATADIR=$prefix/usr/share/openmpi OPAL_SYSCONFDIR=$prefix/etc/openmpi
-export OPAL_INCLUDEDIR=$lib/openmpi/include PMIX_INSTALL_PREFIX=$prefix/usr
-export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix
-# the host's own paths first (its driver and CUDA libraries win), then the unpacked ones
-export LD_LIBRARY_PATH=\${LD_LIBRARY_PATH:+\$LD_LIBRARY_PATH:}$libs
-export PATH=$prefix/usr/bin\${PATH:+:\$PATH}
-export CMAKE_PREFIX_PATH=$prefix/usr:$lib/cmake\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}
-export CPATH=$lib/openmpi/include:$prefix/usr/include/hdf5/serial:$prefix/usr/include\${CPATH:+:\$CPATH}
-export PKG_CONFIG_PATH=$lib/pkgconfig:$prefix/usr/share/pkgconfig
-export FUSETRAIN_PYTHON=$python FUSETRAIN_NCCL_DIR=$site/nvidia/nccl
-# mpirun refuses root without these (containers often run as root)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ENV
 }
 
 configure() {
@@ -110,12 +74,13 @@ run_tests() (
 
 case "$tests" in host|gpu|all|none) ;; *) echo "build.sh: TESTS must be host, gpu, all or none, not '$tests'" >&2; exit 2 ;; esac
 require_gpu_data
-unpack
-write_env
+unpack_debs "$debs" "$prefix"
+write_env "$prefix"
 # shellcheck source=/dev/null
 . "$prefix/env.sh"
 require_cuda_parts
 configure "$@"
-cmake --build "$build" -j "$(nproc)"
+# shellcheck disable=SC2086  # TARGETS is a list
+cmake --build "$build" -j "$(nproc)" ${TARGETS:+--target $TARGETS}
 echo "build.sh: built in $build; run programs after '. $prefix/env.sh'"
 run_tests

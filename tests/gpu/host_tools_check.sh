@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The GPU host's tools, checked on any host through every path that needs no CUDA device to run: the
+# bundle is made from this build and unpacked into another checkout with ctest's paths rewritten; the check
+# answers "no device" with exit 3; a stage that outlives the budget is cut off and the next is skipped; a
+# re-check runs only the named cases; and no call leaves more than 8 files in its output folder.
+# usage: host_tools_check.sh (FUSETRAIN_BIN, FUSETRAIN_SOURCE, FUSETRAIN_TMP, FUSETRAIN_PYTHON as for the suite)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/failure/lib.sh
+source "$here/../failure/lib.sh"
+: "${FUSETRAIN_SOURCE:?}" "${FUSETRAIN_PYTHON:?}"
+build=$(cd "$FUSETRAIN_BIN/.." && pwd)
+tools=$FUSETRAIN_SOURCE/tools/gpu-host
+# A checkout of the GPU host's own: the check unpacks the bundle into <its root>/<build name>.
+checkout=$WORK/checkout
+mkdir -p "$checkout/tools"
+cp -r "$tools" "$checkout/tools/gpu-host"
+cp -r "$FUSETRAIN_SOURCE/tests" "$checkout/tests"
+mkdir -p "$WORK/no-nvidia-smi"
+printf '#!/bin/sh\nexit 9\n' > "$WORK/no-nvidia-smi/nvidia-smi"
+chmod +x "$WORK/no-nvidia-smi/nvidia-smi"
+mkdir -p "$WORK/bundle"  # an empty one where this build has no CUDA to bundle
+check_env=(env PATH="$WORK/no-nvidia-smi:$PATH" DEVICE_CHECK_DEPS="$WORK/deps" FUSETRAIN_PYTHON="$FUSETRAIN_PYTHON")
+
+# at_most_eight OUT: what comes back from a GPU host is at most 8 files.
+at_most_eight() {
+  local n
+  n=$(find "$1" -type f | wc -l)
+  [ "$n" -le 8 ] || ft_fail "$1 holds $n files; a device call brings back at most 8"
+}
+
+bundle_made() {
+  if ! "$FUSETRAIN_BIN/fusetrain" info 2> /dev/null | grep -q '^CUDA kernels: built'; then
+    echo "PASS [bundle_made]: not checked, this build has no CUDA kernels to bundle"
+    return 0
+  fi
+  run_case bundle_made 600 env BUILD="$build" DEBS=none LIMIT_MIB=44 bash "$tools/bundle.sh" "$WORK/bundle"
+  expect_status 0
+  expect_message "^bundle\.sh: $WORK/bundle holds [0-9]+ MiB: bundle\.tar\.xz [0-9]+ MiB"
+  grep -qx "build_name=$(basename "$build")" "$WORK/bundle/bundle.info" || ft_fail "bundle.info does not name the build"
+  tar -tJf "$WORK/bundle/bundle.tar.xz" > "$WORK/bundle.list"  # read whole: grep -q would cut tar off (pipefail)
+  grep -qx './bin/fusetrain' "$WORK/bundle.list" || ft_fail "the bundle lacks bin/fusetrain"
+  grep -q 'tests/unit/unit_tests$' "$WORK/bundle.list" || ft_fail "the bundle lacks the unit tests"
+  pass
+  # Unpacked into the other checkout: its programs start and ctest there finds the GPU cases, run from it.
+  run_case unpacked 300 "${check_env[@]}" STAGES=unpack bash "$checkout/tools/gpu-host/device_check.sh" \
+    "$WORK/bundle" "$WORK/out_unpack"
+  expect_status 0
+  local unpacked
+  unpacked=$checkout/$(basename "$build")
+  "$unpacked/bin/fusetrain" --version > /dev/null || ft_fail "the unpacked fusetrain does not start"
+  grep -q -- "$checkout/tests/gpu/gpu_cases.sh" "$unpacked/tests/gpu/CTestTestfile.cmake" ||
+    ft_fail "ctest's files do not name the checkout's scripts"
+  if grep -q -- "$FUSETRAIN_SOURCE/tests/gpu/gpu_cases.sh" "$unpacked/tests/gpu/CTestTestfile.cmake"; then
+    ft_fail "ctest's files still name $FUSETRAIN_SOURCE's scripts"
+  fi
+  (cd "$unpacked" && ctest -N -L '^gpu$') > "$WORK/ctest.list"
+  grep -q 'gpu\.train_fp32' "$WORK/ctest.list" || ft_fail "ctest in the unpacked tree lists no GPU case"
+  at_most_eight "$WORK/out_unpack"
+  pass
+  # A re-check runs the named cases only: here they skip, no device being visible.
+  run_case recheck 300 "${check_env[@]}" bash "$checkout/tools/gpu-host/device_check.sh" --recheck 'gpu\.train_fp32$' \
+    "$WORK/bundle" "$WORK/out_recheck"
+  expect_status 0
+  expect_message "^\| unpack \| passed \|"
+  expect_message "^\| suite \| passed \|"
+  grep -q 'gpu.train_fp32' "$WORK/out_recheck/junit.xml" || ft_fail "the re-check ran no gpu.train_fp32"
+  grep -q 'gpu.train_bf16' "$WORK/out_recheck/junit.xml" && ft_fail "the re-check ran a case it was not asked for"
+  at_most_eight "$WORK/out_recheck"
+  pass
+}
+check bundle_made
+
+no_device() {
+  run_case no_device 120 "${check_env[@]}" bash "$checkout/tools/gpu-host/device_check.sh" "$WORK/bundle" "$WORK/out_none"
+  expect_status 3
+  expect_message "^\| probe \| no device \| [0-9]+ \| no CUDA device \(nvidia-smi lists none\) \|$"
+  expect_no_message "^\| unpack "
+  if [ ! -s "$WORK/out_none/summary.md" ] || [ ! -s "$WORK/out_none/logs.tar.xz" ]; then ft_fail "no summary or logs"; fi
+  tail -n 1 "$OUT" | grep -q '^| probe ' || ft_fail "the summary is not what the check printed last"
+  at_most_eight "$WORK/out_none"
+  pass
+}
+check no_device
+
+# A stand-in stage that sleeps past a 15 s budget: cut off in time, and the stage after it skipped.
+budget_cut_off() {
+  printf 'stage_sleepy() { echo "figure: asleep"; sleep 120; }\n' > "$WORK/stages.sh"
+  run_case budget_cut_off 60 "${check_env[@]}" STAGE_LIBRARY="$WORK/stages.sh" STAGES="sleepy linkage" BUDGET_S=15 \
+    bash "$checkout/tools/gpu-host/device_check.sh" "$WORK/bundle" "$WORK/out_budget"
+  expect_status 1
+  expect_message "^\| sleepy \| cut off at the budget \| 1[0-9] \| asleep \|$"
+  expect_message "^\| linkage \| skipped \| 0 \| only -?[0-9]+ s of the budget left \|$"
+  expect_faster_than 30
+  at_most_eight "$WORK/out_budget"
+  pass
+}
+check budget_cut_off
+finish "the GPU host's tools work wherever no device is needed"
