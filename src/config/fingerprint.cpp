@@ -61,9 +61,11 @@ std::string run_fingerprint(const Config& config) {
   c.output.overwrite = defaults.output.overwrite;
   c.output.dir = defaults.output.dir;  // a run folder moved to another disk is the same run
   c.elastic = defaults.elastic;
-  const auto compression = c.distributed.compression;
+  const auto kept = c.distributed;  // what changes the numbers: compression, and the reproducible mode's split
   c.distributed = defaults.distributed;
-  c.distributed.compression = compression;
+  c.distributed.compression = kept.compression;
+  c.distributed.reproducible = kept.reproducible;
+  c.distributed.micro_batches = kept.micro_batches;
   return dump_config(c);
 }
 

@@ -185,6 +185,26 @@ std::string config_reference() {
   return out.str();
 }
 
+namespace {
+
+// What distributed.reproducible needs: an order of the data that does not depend on the ranks, one kernel
+// schedule per micro-batch (a fixed thread count), and nothing that rounds differently on another split.
+void require_reproducible_setup(const Config& c) {
+  const std::string why = "distributed.reproducible needs ";
+  FT_REQUIRE(c.data.shuffle == Shuffle::global, why, "data.shuffle global (one order of the data for any number of "
+             "ranks), not '", c.data.shuffle, "'");
+  FT_REQUIRE(c.train.accumulation_steps == 1, why, "train.accumulation_steps 1: distributed.micro_batches (",
+             c.distributed.micro_batches, ") splits each step instead");
+  FT_REQUIRE(c.train.threads > 0, why, "a fixed train.threads (the same on every rank and in every run): a kernel "
+             "with another thread count may sum in another order");
+  FT_REQUIRE(c.precision.dtype != Precision::fp16, why, "precision fp32, bf16 or fp64: fp16's loss scale depends "
+             "on overflows of the local micro-batches");
+  FT_REQUIRE(c.distributed.compression == Compression::none, why, "distributed.compression none: the exact sums "
+             "travel as 64-bit integers");
+}
+
+}  // namespace
+
 void validate_for_device(const Config& c, bool cuda_available, const std::string& why_not) {
   const bool cuda =
       c.train.device == DeviceChoice::cuda || (c.train.device == DeviceChoice::automatic && cuda_available);
@@ -219,6 +239,7 @@ void validate_for_device(const Config& c, bool cuda_available, const std::string
              "distributed.last_bucket_mib (", c.distributed.last_bucket_mib,
              ") must not exceed distributed.bucket_mib (", c.distributed.bucket_mib, ")");
   FT_REQUIRE(!c.data.path.empty(), "data.path is not set: point it at a folder written by fusetrain-prep");
+  if (c.distributed.reproducible) require_reproducible_setup(c);
 }
 
 }  // namespace ft

@@ -345,6 +345,13 @@ std::vector<Option> option_table(Config& c) {
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,
          "allow more ranks per node than GPUs (not with nccl)");
   b.text("distributed.timeline", &c.distributed.timeline, "Chrome-trace JSON file of communication phases");
+  b.flag("distributed.reproducible", &c.distributed.reproducible,
+         "the same weights, bit for bit, on any number of ranks that divides distributed.micro_batches: each step "
+         "is micro_batches micro-batches of data.batch_size images in the global order, each differentiated "
+         "alone and summed exactly (needs data.shuffle global and a fixed train.threads)");
+  b.number("distributed.micro_batches", &c.distributed.micro_batches,
+           "with distributed.reproducible: micro-batches per optimizer step (the largest number of ranks to run "
+           "on, or a multiple of it)", at_least(1));
   b.number("profile.wait", &c.profile.wait, "operator profiler: optimizer steps before it starts", at_least(0));
   b.number("profile.warmup", &c.profile.warmup, "operator profiler: steps traced and discarded", at_least(0));
   b.number("profile.active", &c.profile.active, "operator profiler: steps recorded", at_least(1));

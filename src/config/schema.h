@@ -121,6 +121,10 @@ struct DistributedConfig {
   int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)
   bool allow_device_sharing = false;
   std::string timeline;             // Chrome-trace JSON output path ("" = off)
+  // The same bits at any number of ranks: each step's global batch is micro_batches micro-batches of
+  // data.batch_size images in the global order, each differentiated alone, their gradients summed exactly.
+  bool reproducible = false;
+  int micro_batches = 4;            // with reproducible: per optimizer step; the number of ranks must divide it
 };
 
 // Per-operator profiling of a window of optimizer steps: `wait` steps untouched, `warmup` steps traced and

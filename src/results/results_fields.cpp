@@ -56,6 +56,9 @@ const FieldGroup<EpochRecord>& epoch_fields() {
       FT_FIELD(EpochRecord, lr, "learning rate of the epoch's last step"),
       FT_FIELD(EpochRecord, epoch_time_s, "training seconds of the epoch, evaluation excluded"),
       FT_FIELD(EpochRecord, images_per_s, "training images per second, all ranks"),
+      FT_FIELD(EpochRecord, weights_digest, "SHA-256 of the weights and buffers after the epoch (equal digests: "
+               "the same weights, bit for bit)"),
+      FT_FIELD(EpochRecord, optimizer_digest, "SHA-256 of the optimizer's state after the epoch"),
   }};
   return group;
 }

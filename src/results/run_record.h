@@ -14,6 +14,7 @@ struct EpochRecord {
   double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;  // accuracies in [0,1]
   double lr = 0, epoch_time_s = 0, images_per_s = 0;
   bool evaluated = false;
+  std::string weights_digest, optimizer_digest;  // SHA-256 of the state after the epoch (train/state_digest.h)
 };
 
 constexpr std::size_t kRankPhases = 6;  // data, forward, backward, comm_wait, optimizer, eval

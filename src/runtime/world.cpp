@@ -150,18 +150,21 @@ void World::broadcast_bytes(void* data, std::size_t bytes, int root) const {
   }
 }
 
-void World::allreduce(double* values, int count, MPI_Op op) const {
+template <typename T>
+void World::allreduce(T* values, int count, MPI_Datatype type, MPI_Op op) const {
   require_usable();
-  auto buffer = std::make_shared<std::vector<double>>(values, values + count);
+  auto buffer = std::make_shared<std::vector<T>>(values, values + count);
   MPI_Request request;
-  FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, buffer->data(), count, MPI_DOUBLE, op, comm_, &request));
-  complete("all-reduce", sizeof(double) * count, request, buffer);
+  FT_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, buffer->data(), count, type, op, comm_, &request));
+  complete("all-reduce", sizeof(T) * count, request, buffer);
   std::copy(buffer->begin(), buffer->end(), values);
 }
 
-void World::allreduce_sum(double* values, int count) const { allreduce(values, count, MPI_SUM); }
+void World::allreduce_sum(double* values, int count) const { allreduce(values, count, MPI_DOUBLE, MPI_SUM); }
 
-void World::allreduce_max(double* values, int count) const { allreduce(values, count, MPI_MAX); }
+void World::allreduce_sum(std::int64_t* values, int count) const { allreduce(values, count, MPI_INT64_T, MPI_SUM); }
+
+void World::allreduce_max(double* values, int count) const { allreduce(values, count, MPI_DOUBLE, MPI_MAX); }
 
 double World::allreduce_sum(double value) const {
   allreduce_sum(&value, 1);

@@ -48,6 +48,8 @@ class World {
   void allreduce_max(double* values, int count) const;
   double allreduce_sum(double value) const;
   double allreduce_max(double value) const;
+  // Exact: integer sums do not depend on the order ranks combine them in.
+  void allreduce_sum(std::int64_t* values, int count) const;
   void barrier() const;
 
   // Collective: runs `decide` on rank 0 alone; when it throws, every rank throws a SharedError with its
@@ -73,7 +75,8 @@ class World {
   void describe();
   // Waits for `request` (a collective of `bytes` that may write into `buffer`) within the timeout.
   void complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer) const;
-  void allreduce(double* values, int count, MPI_Op op) const;
+  template <typename T>
+  void allreduce(T* values, int count, MPI_Datatype type, MPI_Op op) const;
   void require_usable() const;  // throws once a collective has timed out
 };
 

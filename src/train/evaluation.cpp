@@ -2,6 +2,8 @@
 // test-time augmentations, loss and correct counts accumulated on the device and reduced once at the end.
 #include "train/evaluation.h"
 
+#include <algorithm>
+
 #include "comm/stall_inspector.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
@@ -47,9 +49,10 @@ at::Tensor tta_logits(Network& net, const at::Tensor& x, Tta tta) {
 }
 
 void for_each_eval_batch(Network& net, const DeviceDataset& data, const AugmentParams& params,
-                         const EvalOptions& options, const std::function<void(const EvalBatch&)>& visit) {
+                         const EvalOptions& options, const std::function<void(const EvalBatch&)>& visit,
+                         std::int64_t first, std::int64_t every) {
   at::NoGradGuard no_grad;
-  for (std::int64_t begin = 0; begin < data.size(); begin += options.batch) {
+  for (std::int64_t begin = first * options.batch; begin < data.size(); begin += every * options.batch) {
     const std::int64_t n = std::min<std::int64_t>(options.batch, data.size() - begin);
     const auto idx = at::arange(begin, begin + n, at::TensorOptions().dtype(at::kLong));
     auto [x, y] = data.batch(idx, params, 0, options.input_dtype, options.channels_last);
@@ -83,6 +86,62 @@ EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams
     const CollectiveLabel label("evaluation metrics");
     world.allreduce_sum(sums, 3);
   }
+  net.train();
+  result.loss = sums[0] / std::max(1.0, sums[2]);
+  result.accuracy = sums[1] / std::max(1.0, sums[2]);
+  return result;
+}
+
+namespace {
+
+// One scored batch: its number over the whole split, loss sum, correct count and images.
+struct BatchFigures {
+  std::int64_t batch;
+  double loss;
+  std::int64_t correct, images;
+};
+
+// Every rank's batches, in batch order (the all-gather's bytes are the records themselves).
+std::vector<BatchFigures> gathered_in_order(const std::vector<BatchFigures>& mine, const World& world) {
+  std::string bytes(reinterpret_cast<const char*>(mine.data()), mine.size() * sizeof(BatchFigures));
+  std::vector<BatchFigures> all;
+  {
+    const CollectiveLabel label("evaluation batches");
+    for (const std::string& theirs : world.allgather(bytes)) {
+      const auto* begin = reinterpret_cast<const BatchFigures*>(theirs.data());
+      all.insert(all.end(), begin, begin + theirs.size() / sizeof(BatchFigures));
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const BatchFigures& a, const BatchFigures& b) { return a.batch < b.batch; });
+  return all;
+}
+
+}  // namespace
+
+EvalResult evaluate_in_fixed_batches(Network& net, const DeviceDataset& test, const AugmentParams& params,
+                                     const EvalOptions& options, const World& world) {
+  net.eval();
+  std::vector<at::Tensor> losses, corrects;
+  std::vector<BatchFigures> mine;
+  for_each_eval_batch(net, test, params, options, [&](const EvalBatch& b) {
+    losses.push_back(at::cross_entropy_loss(b.logits, b.labels, {}, at::Reduction::Sum, -100, options.label_smoothing)
+                         .to(at::kDouble));
+    corrects.push_back(b.logits.argmax(1).eq(b.labels).sum());
+    mine.push_back({b.begin / options.batch, 0, 0, b.labels.size(0)});
+  }, world.rank(), world.size());
+  if (!mine.empty()) {  // one device read for all of them
+    const auto loss = at::stack(losses).to(at::kCPU), correct = at::stack(corrects).to(at::kCPU);
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      mine[i].loss = loss[i].item<double>(), mine[i].correct = correct[i].item<std::int64_t>();
+  }
+  EvalResult result;
+  double sums[3] = {0, 0, 0};
+  for (const BatchFigures& f : mine) sums[0] += f.loss, sums[1] += f.correct, sums[2] += f.images;
+  result.own_images = static_cast<std::int64_t>(sums[2]);
+  result.own_loss = sums[0] / std::max(1.0, sums[2]);
+  result.own_accuracy = sums[1] / std::max(1.0, sums[2]);
+  sums[0] = sums[1] = sums[2] = 0;
+  for (const BatchFigures& f : gathered_in_order(mine, world)) sums[0] += f.loss, sums[1] += f.correct, sums[2] += f.images;
   net.train();
   result.loss = sums[0] / std::max(1.0, sums[2]);
   result.accuracy = sums[1] / std::max(1.0, sums[2]);

@@ -51,12 +51,21 @@ struct EvalBatch {
 // Runs `net` without gradients over `data` in order, in batches of options.batch assembled without
 // augmentation (params.train false) under the options' autocast, and hands each batch to `visit`
 // (outside the autocast): the one evaluation path of training and `fusetrain evaluate`.
+// With `every` > 1, only batches first, first + every, ... (a rank's share of batches numbered over the
+// whole split).
 void for_each_eval_batch(Network& net, const DeviceDataset& data, const AugmentParams& params,
-                         const EvalOptions& options, const std::function<void(const EvalBatch&)>& visit);
+                         const EvalOptions& options, const std::function<void(const EvalBatch&)>& visit,
+                         std::int64_t first = 0, std::int64_t every = 1);
 
 // Global test loss and accuracy, and this rank's own figures on its slice (collective: every rank calls
 // it); the network is left in train mode.
 EvalResult evaluate(Network& net, const DeviceDataset& test, const AugmentParams& params, const EvalOptions& options,
                     const World& world);
+
+// distributed.reproducible: `test` is the whole split on every rank and rank r scores batches r, r + N, ...;
+// every batch's loss sum and correct count are gathered and added in batch order, so the figures are the
+// same bits on any number of ranks. Own figures: this rank's batches.
+EvalResult evaluate_in_fixed_batches(Network& net, const DeviceDataset& test, const AugmentParams& params,
+                                     const EvalOptions& options, const World& world);
 
 }  // namespace ft

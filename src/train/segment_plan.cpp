@@ -23,16 +23,33 @@ void note_order(const Config& config, const TrainingPosition& saved, const Segme
                         "was at ", saved.sample, "; a step of ", plan.layout.global_batch, " images starts there)"));
 }
 
+// distributed.reproducible: the step is micro_batches micro-batches of data.batch_size images whatever the
+// number of ranks, each rank taking micro_batches / N of them in turn (as accumulation steps).
+BatchLayout reproducible_layout(const Config& c, int ranks) {
+  const int s = c.distributed.micro_batches;
+  FT_REQUIRE(s % ranks == 0, "distributed.reproducible: distributed.micro_batches ", s, " cannot be split over ",
+             ranks, " ranks: run on a number of ranks that divides it (", s, ", or one of its divisors)");
+  return {c.data.batch_size, s / ranks, std::int64_t{c.data.batch_size} * s, 1.0};
+}
+
+std::string reproducible_note(const Config& c, int ranks, const BatchLayout& layout) {
+  return cat("distributed.reproducible keeps ", c.distributed.micro_batches, " micro-batches of ", c.data.batch_size,
+             " images per step (", layout.global_batch, " images): ", ranks_text(ranks), " x ", layout.accumulation,
+             layout.accumulation == 1 ? " micro-batch" : " micro-batches", ", the same bits as on any other number of ranks");
+}
+
 }  // namespace
 
 SegmentPlan plan_segment(const Config& config, SegmentRecord here, const TrainingPosition* saved) {
   SegmentPlan plan;
   const auto& c = config;
-  const std::int64_t configured = std::int64_t{c.data.batch_size} * c.train.accumulation_steps * here.world_size;
+  const std::int64_t configured = c.distributed.reproducible
+                                      ? std::int64_t{c.data.batch_size} * c.distributed.micro_batches
+                                      : std::int64_t{c.data.batch_size} * c.train.accumulation_steps * here.world_size;
   plan.reference_batch = saved && saved->reference_batch > 0 ? saved->reference_batch : configured;
   const BatchRuleInput rule{plan.reference_batch, here.world_size, c.data.batch_size, c.train.accumulation_steps,
                             c.elastic.batch, c.elastic.lr_scaling};
-  plan.layout = resolve_batch(rule);
+  plan.layout = c.distributed.reproducible ? reproducible_layout(c, here.world_size) : resolve_batch(rule);
   here.segment = saved ? static_cast<int>(saved->segments.size()) + 1 : 1;
   here.per_rank_batch = plan.layout.per_rank_batch;
   here.accumulation = plan.layout.accumulation;
@@ -48,7 +65,9 @@ SegmentPlan plan_segment(const Config& config, SegmentRecord here, const Trainin
   const int before = saved->segments.back().world_size;
   if (before != here.world_size || plan.layout.global_batch != saved->segments.back().global_batch) {
     plan.notes.push_back(cat("resuming on ", ranks_text(here.world_size), " (the checkpoint was written on ",
-                             ranks_text(before), "): ", describe_batch(rule, plan.layout)));
+                             ranks_text(before), "): ",
+                             c.distributed.reproducible ? reproducible_note(c, here.world_size, plan.layout)
+                                                        : describe_batch(rule, plan.layout)));
     note_order(config, *saved, plan, plan.notes);
   }
   return plan;

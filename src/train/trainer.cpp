@@ -33,8 +33,10 @@
 #include "train/rank_streams.h"
 #include "train/finite_state.h"
 #include "train/fused_step.h"
+#include "train/reproducible_step.h"
 #include "train/resume.h"
 #include "train/scheduler.h"
+#include "train/state_digest.h"
 
 namespace ft {
 namespace {
@@ -104,7 +106,8 @@ struct Trainer::State {
   at::ScalarType dtype = at::kFloat, param_dtype = at::kFloat, amp_dtype = at::kFloat;
   std::vector<at::Tensor> parameters;  // trainable: all-reduced and optimised
   std::vector<ParameterGroup> groups;
-  std::unique_ptr<GradientEngine> engine;
+  std::unique_ptr<GradientEngine> engine;             // the default step's all-reduce
+  std::unique_ptr<ReproducibleStep> reproducible;     // distributed.reproducible's exact sums instead
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<FusedStep> fused;  // the optimizer's step as fused kernels (optimizer.implementation)
   std::unique_ptr<LossScaler> scaler;
@@ -130,6 +133,9 @@ struct Trainer::EpochSums {
   at::Tensor loss_sum, correct, first_bad;
   double carried_loss = 0;
   std::int64_t carried_correct = 0;
+  // distributed.reproducible: the exact loss sum over all ranks, the same on every rank, starting from the
+  // interrupted epoch's sum so that it adds up in the uninterrupted run's order.
+  at::Tensor exact_loss;
 };
 
 Trainer::Trainer(const Config& config, const World& world, Backend& backend, at::Device device, TrainerOptions options)
@@ -169,6 +175,7 @@ TrainOutcome Trainer::run() {
     EpochRecord record;
     run_epoch(epoch, start, record);
     evaluate_into(record);
+    record_digests(record);
     out_.epochs.push_back(record);
     print_epoch(record);
     if (config_.train.checkpoint_every > 0 && epoch % config_.train.checkpoint_every == 0 &&
@@ -245,7 +252,9 @@ void Trainer::load_slices() {
   const bool global = c.data.shuffle == Shuffle::global;
   const auto train_range = global ? std::pair<std::int64_t, std::int64_t>{0, train_total}
                                   : slice_of(train_total, world_.rank(), world_.size());
-  const auto test_range = slice_of(test_total, world_.rank(), world_.size());
+  // distributed.reproducible evaluates the whole split in batches that do not depend on the number of ranks.
+  const auto test_range = c.distributed.reproducible ? std::pair<std::int64_t, std::int64_t>{0, test_total}
+                                                     : slice_of(test_total, world_.rank(), world_.size());
   const HostSplit host_train = train_reader.read(train_range.first, train_range.second);
   const HostSplit host_test = test_reader.read(test_range.first, test_range.second);
   const ShardMeta &a = host_train.meta, &b = host_test.meta;
@@ -314,7 +323,12 @@ void Trainer::make_engine() {
   out_.summary.first_bucket_mib = options.first_bucket_mib;
   out_.summary.last_bucket_mib = options.last_bucket_mib;
   out_.summary.buckets_autotuned = config_.distributed.autotune;
-  s.engine = std::make_unique<GradientEngine>(backend_, world_, named, options);
+  if (config_.distributed.reproducible)
+    s.reproducible = std::make_unique<ReproducibleStep>(*network_, s.parameters, config_.train.accumulation_steps,
+                                                        config_.distributed.micro_batches, world_.rank(),
+                                                        world_.size(), config_.train.seed);
+  else
+    s.engine = std::make_unique<GradientEngine>(backend_, world_, named, options);
   s.groups = group_parameters(all_named, network_->parameter_rules());
   s.optimizer = make_optimizer(config_.optimizer, s.groups);
   const auto& p = config_.precision;
@@ -384,13 +398,15 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   network_->train();
   const auto indices = s.sampler->epoch_indices(epoch).to(device_);
   s.train_params.epoch = epoch;
-  s.lr = 0;
+  // The epoch's last step's rate, also when a run resumed after that step trains none of this epoch.
+  s.lr = s.schedule->at(static_cast<std::int64_t>(epoch) * s.steps_per_epoch - 1);
   const bool resumed = epoch == start.epoch;
   // A checkpoint holds the interrupted epoch's sums over all ranks: rank 0 carries them into the global ones.
   const bool carries = resumed && world_.rank() == 0;
   const auto opts = at::TensorOptions().device(device_);
   EpochSums sums{at::zeros({1}, opts.dtype(at::kDouble)), at::zeros({1}, opts.dtype(at::kLong)),
-                 at::full({1}, -1, opts.dtype(at::kLong)), carries ? start.loss_sum : 0.0, carries ? start.correct : 0};
+                 at::full({1}, -1, opts.dtype(at::kLong)), carries ? start.loss_sum : 0.0, carries ? start.correct : 0,
+                 at::full({1}, resumed ? start.loss_sum : 0.0, opts.dtype(at::kDouble))};
   const std::int64_t first = resumed ? start.step : 0;
   for (std::int64_t step = first; step < s.steps_per_epoch; ++step, ++global_step_) {
     train_step(epoch, step, indices, sums);
@@ -415,6 +431,7 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
     bad = world_.allreduce_max(bad);
   }
   require_finite_loss(bad, epoch);
+  if (s.reproducible) sums_host[0] = sums.exact_loss.item<double>();  // already over all ranks, in a fixed order
   record.epoch = epoch;
   record.train_loss = sums_host[0] / sums_host[2];
   record.train_acc = sums_host[1] / sums_host[2];
@@ -428,13 +445,16 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
   auto& s = *state_;
   s.lr = s.schedule->at(global_step_);
   set_learning_rate(*s.optimizer, s.groups, s.lr, epoch);
-  s.engine->clear_gradients();
+  if (s.engine) s.engine->clear_gradients();
   const int accumulation = config_.train.accumulation_steps;
   for (int micro = 0; micro < accumulation; ++micro)
     forward_backward(epoch, step * accumulation + micro, micro == accumulation - 1, indices, sums);
 
   s.clock->begin();
-  s.engine->finish();
+  if (s.engine)
+    s.engine->finish();
+  else
+    sums.exact_loss += s.reproducible->finish(world_);
   s.clock->end(Phase::kCommWait);
   s.clock->begin();
   {
@@ -485,6 +505,8 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
   s.clock->end(Phase::kData);
 
   s.clock->begin();
+  const int accumulation = config_.train.accumulation_steps;
+  if (s.reproducible) s.reproducible->begin_micro_batch(epoch, slot / accumulation, static_cast<int>(slot % accumulation));
   at::Tensor loss, logits;
   {
     const TimelineSpan span(timeline_, "forward", "compute");
@@ -506,12 +528,13 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
   s.clock->end(Phase::kForward);
 
   s.clock->begin();
-  s.engine->prepare(last);
+  if (s.engine) s.engine->prepare(last);
   {
     const TimelineSpan span(timeline_, "backward", "compute");
-    const double share = 1.0 / (static_cast<double>(config_.train.accumulation_steps) * world_.size());
+    const double share = 1.0 / (static_cast<double>(accumulation) * world_.size());
     s.scaler->scale(loss * share).backward();
   }
+  if (s.reproducible) s.reproducible->end_micro_batch(static_cast<int>(slot % accumulation), loss.detach() * batch);
   s.clock->end(Phase::kBackward);
 }
 
@@ -565,9 +588,20 @@ TrainingPosition Trainer::mid_epoch_position(int epoch, std::int64_t step, Epoch
     const CollectiveLabel label("partial epoch metrics");
     world_.allreduce_sum(partial, 2);
   }
+  if (state_->reproducible) partial[0] = sums.exact_loss.item<double>();
   TrainingPosition position = position_at(epoch, step + 1, partial[0], static_cast<std::int64_t>(partial[1]));
   position.global_step = global_step_ + 1;  // the step just taken (the loop counts it after this call)
   return position;
+}
+
+// Rank 0 records what the results file keeps of the state after the epoch: digests of the weights (after
+// any averaging of BatchNorm statistics) and of the optimizer's state.
+void Trainer::record_digests(EpochRecord& record) {
+  if (world_.rank() != 0) return;
+  auto& s = *state_;
+  if (s.fused) s.fused->store_step_counts();
+  record.weights_digest = weights_digest(*network_);
+  record.optimizer_digest = optimizer_digest(*s.optimizer);
 }
 
 // Every rank evaluated the same network on the whole test split (the figures are reduced): the same verdict.
@@ -590,8 +624,9 @@ void Trainer::evaluate_into(EpochRecord& record) {
   auto& s = *state_;
   const Stopwatch wall;  // evaluate() ends with its figures on the host: the device work is done by then
   s.clock->begin();
-  average_running_statistics(*network_, world_);
-  const auto result = evaluate(*network_, *s.test, s.test_params, s.eval_options, world_);
+  if (!s.reproducible) average_running_statistics(*network_, world_);  // reproducible: equal on every rank
+  const auto result = s.reproducible ? evaluate_in_fixed_batches(*network_, *s.test, s.test_params, s.eval_options, world_)
+                                     : evaluate(*network_, *s.test, s.test_params, s.eval_options, world_);
   s.clock->end(Phase::kEval);
   s.eval_wall_s += wall.seconds();
   record.test_loss = result.loss;
@@ -663,9 +698,10 @@ void Trainer::summarise(const Stopwatch& training, std::size_t resumed_epochs) {
   out_.rank.phase_clock = phase_clock_name(s.clock->kind());
   out_.rank.peak_memory_bytes = summary.peak_memory_bytes;
   out_.rank.peak_allocated_bytes = peak_allocated_bytes(device_);
-  out_.rank.allreduce_bytes = s.engine->stats().bytes;
-  out_.rank.allreduce_s = s.engine->stats().allreduce_s;
-  out_.rank.comm_hidden_fraction = s.engine->stats().hidden_fraction();
+  const EngineStats engine = s.engine ? s.engine->stats() : EngineStats{};
+  out_.rank.allreduce_bytes = engine.bytes;
+  out_.rank.allreduce_s = engine.allreduce_s;
+  out_.rank.comm_hidden_fraction = engine.hidden_fraction();
 }
 
 }  // namespace ft

@@ -71,6 +71,7 @@ class Trainer {
   TrainingPosition mid_epoch_position(int epoch, std::int64_t step, EpochSums& sums, bool loss_read);
   void require_finite_loss(double first_bad_step, int epoch) const;
   void require_finite_test_loss(const EpochRecord& record) const;
+  void record_digests(EpochRecord& record);
   void optimizer_step();
   std::int64_t skipped_steps();
   void evaluate_into(EpochRecord& record);

@@ -104,6 +104,20 @@ if "$FT" info 2>/dev/null | grep -q "^CUDA kernels: built"; then
   FUSETRAIN_TEST_CUDA_FAILURE="cudaErrorSystemDriverMismatch: stand-in" check config_case cuda_driver_broken "$base
 train: {device: cuda}" "train\.device is 'cuda' but no CUDA device is available to this process: the CUDA runtime cannot list the devices \(cudaErrorSystemDriverMismatch: stand-in\): check the driver"
 fi
+# distributed.reproducible names what its guarantee needs.
+reproducible="distributed: {reproducible: true}
+data: {path: $WORK/data, shuffle: global}
+train: {threads: 1}"
+check config_case reproducible_local_shuffle "$base
+distributed: {reproducible: true}
+train: {threads: 1}" "distributed\.reproducible needs data\.shuffle global .*, not 'local'"
+check config_case reproducible_auto_threads "output: {dir: $runs}
+distributed: {reproducible: true}
+data: {path: $WORK/data, shuffle: global}" "distributed\.reproducible needs a fixed train\.threads"
+check config_case reproducible_accumulation "output: {dir: $runs}
+$reproducible" "distributed\.reproducible needs train\.accumulation_steps 1" --set train.accumulation_steps=2
+check config_case reproducible_compression "output: {dir: $runs}
+$reproducible" "distributed\.reproducible needs distributed\.compression none" --set distributed.compression=bf16
 check config_case buckets_inverted "$base
 distributed: {bucket_mib: 1, first_bucket_mib: 4}" "distributed\.first_bucket_mib \(4\) must not exceed distributed\.bucket_mib \(1\)"
 check config_case last_bucket_too_big "$base

@@ -168,6 +168,7 @@ TEST(CheckpointResume, StoppedAfterEveryStepEndsLikeUninterruptedOne) {
   for (std::size_t e = 0; e < outcome->epochs.size(); ++e) {
     EXPECT_DOUBLE_EQ(outcome->epochs[e].train_loss, expected.epochs[e].train_loss) << "epoch " << e + 1;
     EXPECT_DOUBLE_EQ(outcome->epochs[e].test_acc, expected.epochs[e].test_acc) << "epoch " << e + 1;
+    EXPECT_DOUBLE_EQ(outcome->epochs[e].lr, expected.epochs[e].lr) << "epoch " << e + 1;
   }
 }
 

@@ -91,5 +91,27 @@ TEST(SegmentPlan, SameWorldResumesQuietly) {
   EXPECT_TRUE(plan.notes.empty());
 }
 
+// distributed.reproducible: micro_batches micro-batches of data.batch_size whatever the number of ranks,
+// each rank taking its share as accumulation steps; a number of ranks that does not divide it is refused.
+TEST(SegmentPlan, ReproducibleKeepsItsMicroBatchesOnAnyDivisor) {
+  Config c = config(16);
+  c.distributed.reproducible = true;
+  c.distributed.micro_batches = 8;
+  for (int ranks : {1, 2, 4, 8}) {
+    const auto plan = plan_segment(c, world(ranks), nullptr);
+    EXPECT_EQ(plan.layout.per_rank_batch, 16) << ranks;
+    EXPECT_EQ(plan.layout.accumulation, 8 / ranks) << ranks;
+    EXPECT_EQ(plan.layout.global_batch, 128) << ranks;
+    EXPECT_EQ(plan.layout.lr_factor, 1.0) << ranks;
+  }
+  try {
+    plan_segment(c, world(3), nullptr);
+    FAIL() << "8 micro-batches were split over 3 ranks";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("distributed.micro_batches 8 cannot be split over 3 ranks"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ft
