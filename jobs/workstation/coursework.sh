@@ -147,6 +147,12 @@ elif [ "$ngpus" -eq 1 ]; then q1a=q1a_one_gpu q1b=q1b_two_ranks_one_gpu
 else q1a=q1a_one_gpu q1b=q1b_two_gpus; fi
 train "$q1a" 1 "$configs/q1a_one_gpu.yaml" "${common[@]}" "${backend[@]}"
 train "$q1b" 2 "$configs/q1b_two_gpus.yaml" "${common[@]}" "${backend[@]}"
+# Q1a and Q1b again with distributed.reproducible (each step 2 micro-batches of the batch size in the global
+# order, summed exactly): one rank and two end with the same weights, which the report checks by digest.
+reproducible=(--set distributed.reproducible=true --set distributed.micro_batches=2 --set data.shuffle=global
+              --set train.threads=1)
+train q1r_one_rank 1 "$configs/q1a_one_gpu.yaml" "${common[@]}" "${backend[@]}" "${reproducible[@]}"
+train q1r_two_ranks 2 "$configs/q1b_two_gpus.yaml" "${common[@]}" "${backend[@]}" "${reproducible[@]}"
 train q2a_overfitting 1 "$configs/q2a_overfitting.yaml" "${common[@]}" "${backend[@]}" "${q2a[@]}"
 for stem in q2b_precision q2c_regularization batch_size grad_accumulation optimizers last_batch; do
   sweep "$stem" "${common[@]}" "${backend[@]}"

@@ -41,6 +41,9 @@ at::Device place_on_cpu(const Config& config, const World& world) {
 }
 
 at::Device place_on_gpu(const Config& config, int index) {
+  const bool reproducible = config.distributed.reproducible;
+  // cuBLAS sums in a fixed order only with a fixed workspace, which it reads from the environment at start.
+  if (reproducible) ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
 #ifdef FUSETRAIN_WITH_CUDA
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
   // The caching allocator exists only once CUDA is initialised, which LibTorch does lazily on the first
@@ -48,8 +51,11 @@ at::Device place_on_gpu(const Config& config, int index) {
   at::globalContext().lazyInitDevice(at::kCUDA);
 #endif
   at::set_num_threads(2);
-  // Static shapes: let cuDNN time its algorithms once and keep the fastest.
-  at::globalContext().setBenchmarkCuDNN(true);
+  // Static shapes: let cuDNN time its algorithms once and keep the fastest; distributed.reproducible takes
+  // deterministic algorithms instead (and ATen's deterministic kernels), whatever they cost.
+  at::globalContext().setBenchmarkCuDNN(!reproducible);
+  at::globalContext().setDeterministicCuDNN(reproducible);
+  if (reproducible) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   at::globalContext().setUserEnabledCuDNN(config.train.cudnn);
   return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
 }

@@ -374,6 +374,15 @@ verdict_cells = re.findall(r"<td( class=\"text\")?>(?:too few epochs|overfits|no
 check(verdict_cells and all(verdict_cells), "[12] verdict cells are not left-aligned (class text)")
 check(re.search(r"td\.text[^{]*\{[^}]*text-align:left", page) is not None, "[12] no left alignment for text cells")
 
+# Q1 in distributed.reproducible mode: one rank and two hold the same weights, the report says so from the
+# digests, and the results files agree with it.
+one_rank, two_ranks = out / "results" / "q1r_one_rank.h5", out / "results" / "q1r_two_ranks.h5"
+check(one_rank.is_file() and two_ranks.is_file(), "[reproducible] the reproducible Q1 runs are missing")
+if one_rank.is_file() and two_ranks.is_file():
+    digests = [read_run(f).epochs["weights_digest"][-1] for f in (one_rank, two_ranks)]
+    check(digests[0] == digests[1], f"[reproducible] one rank and two end with other weights: {digests}")
+    check(f"is {digests[0][:16]}... on one rank and {digests[1][:16]}... on two, which agree: the two runs hold the "
+          "same weights, bit for bit" in markdown, "[reproducible] the report does not state that the digests agree")
 if failures:
     print("FAIL:\n  " + "\n  ".join(failures))
     sys.exit(1)
