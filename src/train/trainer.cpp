@@ -37,6 +37,7 @@
 #include "train/resume.h"
 #include "train/scheduler.h"
 #include "train/state_digest.h"
+#include "train/sync_check.h"
 
 namespace ft {
 namespace {
@@ -443,6 +444,7 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
 // flight collected, then the (possibly skipped) optimizer step.
 void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
   auto& s = *state_;
+  const StepSyncCheck no_host_sync(device_, global_step_);  // a test aid: see train/sync_check.h
   s.lr = s.schedule->at(global_step_);
   set_learning_rate(*s.optimizer, s.groups, s.lr, epoch);
   if (s.engine) s.engine->clear_gradients();

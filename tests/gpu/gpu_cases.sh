@@ -191,6 +191,25 @@ case_fused_conv_bf16() {
   pass
 }
 
+# No host synchronisation inside a training step in fp32, bf16 and fp16: the steps after the first run
+# under CUDA's synchronisation debug mode set to error (the test aid FUSETRAIN_TEST_SYNC_DEBUG), so any
+# .item(), blocking copy or stream synchronisation inside one fails the run. The loss flag is read every
+# 100000 steps here (the default, 50, is a deliberate read).
+case_no_host_sync() {
+  gpu_training 1 nccl
+  local precision
+  for precision in fp32 bf16 fp16; do
+    quick_config "$WORK/sync_$precision.yaml" "precision: {dtype: $precision}" \
+      "train: {epochs: 1, seed: 11, device: cuda, loss_check_every: 100000}" "output: {dir: $WORK/runs, name: sync_$precision}"
+    run_case "no_host_sync_$precision" 300 env FUSETRAIN_TEST_SYNC_DEBUG=1 $FUSETRAIN_MPIRUN -np 1 "$FT" train \
+      --config "$WORK/sync_$precision.yaml"
+    expect_status 0
+    expect_no_message "synchroniz"
+    expect_message "^epoch   1/1 "
+    pass
+  done
+}
+
 # bench allreduce on GPU tensors over MPI and Gloo: each bucket staged through pinned host memory.
 case_bench_allreduce_staged() {
   gpu_training 1 mpi
