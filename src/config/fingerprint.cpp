@@ -60,6 +60,9 @@ std::string run_fingerprint(const Config& config) {
   c.output.save_model = defaults.output.save_model;
   c.output.overwrite = defaults.output.overwrite;
   c.output.dir = defaults.output.dir;  // a run folder moved to another disk is the same run
+  c.output.tensorboard = defaults.output.tensorboard;  // watching a run does not change it
+  c.output.tensorboard_every = defaults.output.tensorboard_every;
+  c.output.progress_every_s = defaults.output.progress_every_s;
   c.elastic = defaults.elastic;
   const auto kept = c.distributed;  // what changes the numbers: compression, and the reproducible mode's split
   c.distributed = defaults.distributed;

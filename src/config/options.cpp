@@ -377,6 +377,17 @@ std::vector<Option> option_table(Config& c) {
   b.flag("output.overwrite", &c.output.overwrite,
          "replace an earlier run's results and model files of the same output.name (and an existing "
          "distributed.timeline or profile.trace file) instead of giving this run a fresh numbered name");
+  b.flag("output.tensorboard", &c.output.tensorboard,
+         "rank 0 writes a TensorBoard event file while training, <output.dir>/<name>.tb/events.out.tfevents.*: "
+         "per-step loss, learning rate, images/s, exposed communication and loss scale, per-epoch figures "
+         "(global and each rank's), memory and the resolved config; a resumed run adds a file to the folder");
+  b.number("output.tensorboard_every", &c.output.tensorboard_every,
+           "optimizer steps between per-step TensorBoard points, counted within the epoch (the loss is read "
+           "from the device only then); 0 = per-epoch points only", at_least(0));
+  b.number("output.progress_every_s", &c.output.progress_every_s,
+           "progress within an epoch (step, images/s, loss, time left): on a terminal one line kept up to "
+           "date, elsewhere (files, pipes) a plain 'progress:' line every this many seconds; 0 = none",
+           at_least(0));
   return t;
 }
 

@@ -149,6 +149,11 @@ struct OutputConfig {
   std::string name;  // results file stem; "" = <model>-<dataset>-<ranks>r-<timestamp>
   bool save_model = true;  // write the trained network to <dir>/<name>.model at the end
   bool overwrite = false;  // replace an earlier run's files of the same name instead of numbering this one
+  // Rank 0 writes a TensorBoard event file, <dir>/<name>.tb/events.out.tfevents.*, as it trains: about 120
+  // bytes per step point, and on GPUs its reads of the loss fall on the loss check's default cadence (50 steps).
+  bool tensorboard = true;
+  int tensorboard_every = 50;    // optimizer steps between per-step points (0 = per-epoch points only)
+  double progress_every_s = 30;  // seconds between plain progress lines off a terminal (0 = no progress)
 };
 
 struct Config {

@@ -15,12 +15,14 @@
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "config/fingerprint.h"
+#include "config/loader.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "models/channels_last.h"
 #include "monitor/memory.h"
 #include "monitor/op_profiler.h"
 #include "monitor/phase_clock.h"
+#include "monitor/training_monitor.h"
 #include "runtime/error.h"
 #include "runtime/signals.h"
 #include "runtime/world.h"
@@ -124,6 +126,7 @@ struct Trainer::State {
   EvalOptions eval_options;
   std::int64_t steps_per_epoch = 0, images_per_epoch = 0;
   std::unique_ptr<PhaseClock> clock;  // per-phase times: host clock on CPUs, CUDA events on GPUs
+  std::unique_ptr<TrainingMonitor> monitor;  // rank 0's TensorBoard event file and progress line
   double eval_wall_s = 0;  // evaluation on the host clock (that of the training time it is taken from)
   double lr = 0;  // of the last step
 };
@@ -169,6 +172,11 @@ TrainOutcome Trainer::run() {
     start.step = plan_.segment.start_step;
     global_step_ = (start.epoch - 1) * state_->steps_per_epoch + start.step;
   }
+  const MonitorSetup watched{world_.rank(), device_, options_.checkpoint_path, state_->steps_per_epoch,
+                             state_->images_per_epoch / state_->steps_per_epoch,
+                             std::int64_t{config_.train.accumulation_steps} * config_.data.batch_size, global_step_,
+                             dump_config(configured_)};
+  state_->monitor = std::make_unique<TrainingMonitor>(config_, watched);
 
   world_.barrier();
   Stopwatch training;
@@ -178,6 +186,7 @@ TrainOutcome Trainer::run() {
     evaluate_into(record);
     record_digests(record);
     out_.epochs.push_back(record);
+    state_->monitor->end_epoch(global_step_, record, out_.rank_epochs);
     print_epoch(record);
     if (config_.train.checkpoint_every > 0 && epoch % config_.train.checkpoint_every == 0 &&
         epoch < config_.train.epochs) {
@@ -409,8 +418,14 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
                  at::full({1}, -1, opts.dtype(at::kLong)), carries ? start.loss_sum : 0.0, carries ? start.correct : 0,
                  at::full({1}, resumed ? start.loss_sum : 0.0, opts.dtype(at::kDouble))};
   const std::int64_t first = resumed ? start.step : 0;
+  const auto reading = [&] {  // called at the monitor's cadence only: these are device reads
+    return StepReading{sums.loss_sum.item<double>(), s.lr, s.engine ? s.engine->stats().wait_s : 0.0,
+                       s.scaler->enabled() ? s.scaler->current_scale() : 0.0};
+  };
+  s.monitor->begin_epoch(epoch, first);
   for (std::int64_t step = first; step < s.steps_per_epoch; ++step, ++global_step_) {
     train_step(epoch, step, indices, sums);
+    s.monitor->after_step(global_step_ + 1, step + 1, reading);
     agree_on_flags(epoch, step, sums);
   }
   if (s.lookahead && epoch == config_.train.epochs) s.lookahead->finish();  // the run ends on the slow weights
@@ -566,6 +581,7 @@ void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
   const std::string& checkpoint = resume.path();
   if (flags[0] <= 0) {  // the clock's checkpoint: training goes on
     if (world_.rank() != 0) return;
+    state_->monitor->clear_line();
     std::printf("checkpoint after %.0f s at epoch %d, step %lld: %s\n", waited_s, epoch,
                 static_cast<long long>(step + 1), checkpoint.c_str());
     std::fflush(stdout);

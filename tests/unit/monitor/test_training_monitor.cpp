@@ -1,0 +1,174 @@
+// What people watching a run get, short of TensorBoard's reader (tests/e2e/tensorboard.sh): the device is read
+// only at the TensorBoard cadence, not every step; ranks other than 0 write nothing; a fresh start sets an
+// earlier run's event files aside (or removes them under output.overwrite) while a resume adds its file after
+// the earlier ones; progress text, times left and the plain/terminal forms of the line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "io/paths.h"
+#include "monitor/event_file.h"
+#include "monitor/progress.h"
+#include "monitor/tensorboard_log.h"
+#include "monitor/training_monitor.h"
+
+namespace ft {
+namespace {
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = std::string(FT_TEST_TMP) + "/monitor_" + std::to_string(getpid()) + "_" + name;
+  paths::remove_all(dir);
+  paths::create_directories(dir);
+  return dir;
+}
+
+Config watched_config(int every) {
+  Config c;
+  c.train.epochs = 2;
+  c.output.tensorboard_every = every;
+  c.output.progress_every_s = 0;
+  return c;
+}
+
+MonitorSetup setup_in(const std::string& dir, int rank) {
+  MonitorSetup s;
+  s.rank = rank;
+  s.checkpoint_path = paths::join(dir, "run.ckpt");
+  s.steps_per_epoch = 10;
+  s.images_per_step = 64;
+  s.rank_images_per_step = 32;
+  s.config_yaml = "model: {name: simple_cnn}\n";
+  return s;
+}
+
+// Runs `epochs` epochs of 10 steps and returns how often the device was read.
+int reads_over(TrainingMonitor& monitor, int epochs) {
+  int reads = 0;
+  std::int64_t global = 0;
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
+    monitor.begin_epoch(epoch, 0);
+    for (std::int64_t step = 1; step <= 10; ++step)
+      monitor.after_step(++global, step, [&] { return ++reads, StepReading{0.5 * 32 * step, 0.1, 0, 0}; });
+    EpochRecord record;
+    record.epoch = epoch;
+    monitor.end_epoch(global, record, {});
+  }
+  return reads;
+}
+
+TEST(TrainingMonitor, ReadsTheDeviceOnlyAtTheCadence) {
+  const std::string dir = fresh_dir("cadence");
+  TrainingMonitor monitor(watched_config(4), setup_in(dir, 0));
+  EXPECT_EQ(reads_over(monitor, 2), 4);  // steps 4 and 8 of each epoch
+  EXPECT_EQ(event_files_in(paths::join(dir, "run.tb")).size(), 1u);
+}
+
+TEST(TrainingMonitor, PerEpochOnlyAtZeroAndNothingOnOtherRanks) {
+  const std::string dir = fresh_dir("quiet");
+  TrainingMonitor epochs_only(watched_config(0), setup_in(dir, 0));
+  EXPECT_EQ(reads_over(epochs_only, 2), 0);
+  const std::string other = fresh_dir("rank1");
+  TrainingMonitor rank1(watched_config(1), setup_in(other, 1));
+  EXPECT_EQ(reads_over(rank1, 1), 0);
+  EXPECT_FALSE(paths::exists(paths::join(other, "run.tb")));
+}
+
+TEST(TrainingMonitor, OffWithoutTheKeyOrACheckpointPath) {
+  const std::string dir = fresh_dir("off");
+  Config c = watched_config(1);
+  c.output.tensorboard = false;
+  TrainingMonitor off(c, setup_in(dir, 0));
+  EXPECT_EQ(reads_over(off, 1), 0);
+  EXPECT_FALSE(paths::exists(paths::join(dir, "run.tb")));
+}
+
+void touch(const std::string& path) { std::ofstream(path) << "x"; }
+
+TEST(TensorBoardLog, FreshStartSetsAnEarlierRunAsideAndOverwriteRemovesIt) {
+  const std::string dir = fresh_dir("fresh");
+  const std::string folder = paths::join(dir, "run.tb");
+  paths::create_directories(folder);
+  touch(paths::join(folder, "events.out.tfevents.1000.host"));
+  { TensorBoardLog log({folder, 0, false, "a: 1\n"}); EXPECT_TRUE(log.active()); }
+  EXPECT_TRUE(paths::is_regular_file(paths::join(dir, "run.tb.1/events.out.tfevents.1000.host")));
+  EXPECT_EQ(event_files_in(folder).size(), 1u);
+  { TensorBoardLog log({folder, 0, true, "a: 1\n"}); }
+  EXPECT_EQ(event_files_in(folder).size(), 1u);  // the earlier file removed, this one's alone
+  EXPECT_FALSE(paths::exists(paths::join(dir, "run.tb.2")));
+}
+
+TEST(TensorBoardLog, AResumeAddsAFileNamedAfterTheEarlierOnes) {
+  const std::string dir = fresh_dir("resume");
+  const std::string folder = paths::join(dir, "run.tb");
+  paths::create_directories(folder);
+  const std::string later = "events.out.tfevents.4000000000.host";  // in the future: the new file must follow it
+  touch(paths::join(folder, later));
+  { TensorBoardLog log({folder, 25, false, "a: 1\n"}); }
+  const auto files = event_files_in(folder);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(paths::filename(files[0]), later);
+  EXPECT_EQ(paths::filename(files[1]).rfind("events.out.tfevents.4000000001.", 0), 0u) << files[1];
+  EXPECT_EQ(session_start_step(0), 0);
+  EXPECT_EQ(session_start_step(25), 26);
+}
+
+TEST(TensorBoardLog, AFolderThatCannotBeMadeIsAWarningNotAnError) {
+  const std::string dir = fresh_dir("blocked");
+  const std::string folder = paths::join(dir, "run.tb");
+  touch(folder);  // a file where the folder should go
+  TensorBoardLog log({folder, 0, true, ""});
+  EXPECT_FALSE(log.active());
+  log.scalars(1, {{"a", 1}});
+}
+
+TEST(Progress, TextSaysStepThroughputLossAndTimesLeft) {
+  EXPECT_EQ(duration_text(42), "42s");
+  EXPECT_EQ(duration_text(185), "3m05s");
+  EXPECT_EQ(duration_text(3720), "1h02m");
+  const ProgressSetup setup{3, 100, 64, 30, false};
+  ProgressPoint p;
+  p.epoch = 2;
+  p.step = 40;
+  p.steps_timed = 20;  // resumed at step 20: 20 steps in 10 s, 0.5 s a step
+  p.seconds = 10;
+  p.loss = 0.123456;
+  p.epoch_overhead_s = 5;
+  // epoch: 60 steps x 0.5 s = 30 s; run: 30 + 5 (this epoch's evaluation) + 1 x (50 + 5) = 90 s
+  EXPECT_EQ(progress_text(setup, p), "progress: epoch 2/3 step 40/100 (40%)  128 img/s  loss 0.1235  "
+                                     "ETA epoch 30s, run 1m30s");
+}
+
+TEST(Progress, PlainLinesOffATerminalAndOneRewrittenLineOnIt) {
+  ProgressPoint p;
+  p.step = 1;
+  p.steps_timed = 1;
+  p.seconds = 1;
+  testing::internal::CaptureStdout();
+  { Progress plain({1, 10, 32, 30, false}); plain.show(p); plain.show(p); }
+  const std::string lines = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(lines.find('\r'), std::string::npos);
+  EXPECT_EQ(lines.rfind("progress: epoch 1/1 step 1/10", 0), 0u) << lines;
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 2);
+
+  testing::internal::CaptureStdout();
+  { Progress line({1, 10, 32, 30, true}); line.show(p); line.clear(); }
+  const std::string terminal = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(terminal.find('\n'), std::string::npos);
+  EXPECT_EQ(terminal.rfind("\rprogress: epoch 1/1 step 1/10", 0), 0u) << terminal;
+  EXPECT_EQ(terminal.back(), '\r');  // erased: the next line starts at the left margin
+}
+
+TEST(Progress, DueAfterItsIntervalAndNeverWhenOff) {
+  Progress off({1, 10, 32, 0, false});
+  EXPECT_FALSE(off.due());
+  Progress soon({1, 10, 32, 1e-9, false});
+  EXPECT_TRUE(soon.due());
+  Progress later({1, 10, 32, 3600, false});
+  EXPECT_FALSE(later.due());
+}
+
+}  // namespace
+}  // namespace ft
