@@ -1,14 +1,17 @@
 // `fusetrain report FILE...`: a markdown (or CSV) table of the given results files, sorted and with
 // extra config-key columns on request, per-rank rows or model summaries; `--confusion` shows evaluation
-// files' confusion matrices; `--fields` lists the results file's fields as JSON for other readers. Reads
-// files only; never needs MPI.
+// files' confusion matrices; `--fields` lists the results file's fields as JSON for other readers;
+// `--tensorboard` writes TensorBoard event files of results files. Never needs MPI.
 #include <boost/program_options.hpp>
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "app/commands.h"
 #include "app/error_text.h"
+#include "io/paths.h"
+#include "monitor/results_events.h"
 #include "results/detail_tables.h"
 #include "results/evaluation_file.h"
 #include "results/evaluation_tables.h"
@@ -37,6 +40,26 @@ std::string confusion_tables(const std::vector<std::string>& files, bool csv) {
   return out;
 }
 
+// One event folder per run under `out_dir`, named after the run. Two runs of one name would share a folder,
+// and a folder holding event files would mix runs without --force: both are refused before anything is written.
+std::string tensorboard_folders(const std::vector<std::string>& files, const std::string& out_dir, bool force) {
+  std::map<std::string, std::string> file_of;  // run name -> results file
+  std::vector<RunRecord> runs;
+  for (const auto& file : files) {
+    runs.push_back(read_results(file));
+    const std::string& name = runs.back().name;
+    const auto [seen, fresh] = file_of.emplace(name, file);
+    FT_REQUIRE(fresh, "results files ", seen->second, " and ", file, " are both of a run named '", name,
+               "': their event files would share ", paths::join(out_dir, name), "; convert them one at a time into "
+               "different --tensorboard folders");
+    check_events_folder(paths::join(out_dir, name), force);
+  }
+  std::string out;
+  for (const auto& run : runs)
+    out += cat("tensorboard: ", write_run_events(run, paths::join(out_dir, run.name)), "\n");
+  return out + cat("view them with: tensorboard --logdir ", out_dir, "\n");
+}
+
 }  // namespace
 
 int report_command(int argc, char** argv) {
@@ -46,6 +69,7 @@ int report_command(int argc, char** argv) {
                                   "       fusetrain report --segments [--csv] FILE.h5...\n"
                                   "       fusetrain report --model [--csv] FILE.h5...\n"
                                   "       fusetrain report --confusion [--csv] EVALUATION.h5...\n"
+                                  "       fusetrain report --tensorboard OUT_DIR [--force] FILE.h5...\n"
                                   "       fusetrain report --fields\n\n"
                                   "options");
   options.add_options()
@@ -57,6 +81,9 @@ int report_command(int argc, char** argv) {
       ("segments", "one row per segment (start or resume) of each run: ranks, nodes, batch split, start, wall time")
       ("model", "each run's model summary: layers, output shapes, parameters")
       ("confusion", "the confusion matrix of evaluation files (written by fusetrain evaluate), with class names")
+      ("tensorboard", po::value<std::string>(), "write TensorBoard event files of the runs: OUT_DIR/<run name>/, "
+       "the per-epoch figures under the tags a live run logs")
+      ("force", "with --tensorboard: replace event files already in a run's folder")
       ("fields", "every field of the results file as JSON (group, name, stored type, meaning) and exit")
       ("help,h", "show this help");
   po::options_description hidden;
@@ -83,6 +110,8 @@ int report_command(int argc, char** argv) {
   try {
     const auto& files = vm["files"].as<std::vector<std::string>>();
     if (vm.count("confusion")) return std::cout << confusion_tables(files, vm.count("csv") > 0), 0;
+    if (vm.count("tensorboard"))
+      return std::cout << tensorboard_folders(files, vm["tensorboard"].as<std::string>(), vm.count("force") > 0), 0;
     std::vector<RunRecord> runs;
     for (const auto& f : files) runs.push_back(read_results(f));
     const bool csv = vm.count("csv") > 0;
