@@ -43,9 +43,10 @@ if [ "$have_torch" != "$torch_version" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "torch==$torch_version"
 fi
-# Report tooling (h5py, matplotlib, lizard) and the export tools' (tools/export: safetensors, ONNX).
-py_pkgs=(h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime onnxscript)
-"$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime, onnxscript' \
+# Report tooling (h5py, matplotlib, lizard), the export tools' (tools/export: safetensors, ONNX) and
+# TensorBoard, whose own reader checks the event files a run writes.
+py_pkgs=(h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime onnxscript tensorboard)
+"$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime, onnxscript, tensorboard' \
   2>/dev/null || "$venv/bin/python" -m pip install -q "${py_pkgs[@]}"
 
 mkdir -p "$cache/ccache"
