@@ -91,7 +91,7 @@ rerun_named() {
   expect_message "^note: 'kept' is the name of an earlier run in $runs \(its files are kept\): this run is named 'kept-2' and writes $runs/kept-2\.h5 \(output\.overwrite: true would replace"
   expect_message "^results: $runs/kept-2\.h5$"
   expect_message "^model: $runs/kept-2\.model$"
-  rm "$runs/kept-2.h5" "$runs/kept-2.model"
+  rm -r "$runs/kept-2.h5" "$runs/kept-2.model" "$runs/kept-2.tb"
   expect_unchanged
   pass
   cp "$results" "$WORK/kept.h5.before"
