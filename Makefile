@@ -10,7 +10,7 @@ MPIRUN ?= mpirun
 MPIRUN_FLAGS ?= --oversubscribe --bind-to none $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
 FASHION_MNIST ?= /usr/share/datasets/fashion-mnist
 
-.PHONY: setup configure build demo test clean
+.PHONY: setup configure build programs demo test clean
 
 setup:
 	@bash tools/setup.sh
@@ -23,10 +23,14 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-data/fashion-mnist/train-00000-of-00002.h5: | build
+# The two programs alone: what the demo runs (the test binaries are `make test`'s).
+programs: configure
+	cmake --build $(BUILD) -j $(JOBS) --target fusetrain fusetrain-prep
+
+data/fashion-mnist/train-00000-of-00002.h5: | programs
 	$(BUILD)/bin/fusetrain-prep --format idx --input $(FASHION_MNIST) --output data/fashion-mnist --shards 2 --name fashion-mnist
 
-demo: build data/fashion-mnist/train-00000-of-00002.h5
+demo: programs data/fashion-mnist/train-00000-of-00002.h5
 	$(MPIRUN) $(MPIRUN_FLAGS) -np $(NP) $(BUILD)/bin/fusetrain train --config configs/quickstart.yaml
 
 test: build
