@@ -1,6 +1,5 @@
-// Tests of the resume fingerprint's comparison: changed keys are named, and a
-// checkpoint written before a key existed still resumes when that key is at its
-// default (it computed as the default does).
+// Tests of the resume fingerprint's comparison: changed keys are named, and a checkpoint written before
+// a key existed still resumes when that key is at its default (it computed as the default does).
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -9,9 +8,9 @@
 namespace ft {
 namespace {
 
-// The fingerprint of `config` as an older version wrote it: without
-// distributed.reproducible and distributed.micro_batches.
-std::string fingerprint_without_newer_keys(const Config &config) {
+// The fingerprint of `config` as an older version wrote it: without distributed.reproducible and
+// distributed.micro_batches.
+std::string fingerprint_without_newer_keys(const Config& config) {
   YAML::Node node = YAML::Load(run_fingerprint(config));
   node["distributed"].remove("reproducible");
   node["distributed"].remove("micro_batches");
@@ -25,42 +24,36 @@ TEST(Fingerprint, NeutralKeysDoNotDiffer) {
   b.train.epochs = a.train.epochs + 5;
   b.train.threads = 3;
   b.output.dir = "/elsewhere";
-  EXPECT_TRUE(
-      fingerprint_differences(run_fingerprint(a), run_fingerprint(b)).empty());
+  EXPECT_TRUE(fingerprint_differences(run_fingerprint(a), run_fingerprint(b)).empty());
 }
 
 TEST(Fingerprint, ChangedKeyIsNamedWithBothValues) {
   Config a, b;
   b.optimizer.lr = 0.02;
-  const auto d =
-      fingerprint_differences(run_fingerprint(a), run_fingerprint(b));
+  const auto d = fingerprint_differences(run_fingerprint(a), run_fingerprint(b));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0], "optimizer.lr: 0.01 in the checkpoint, 0.02 now");
 }
 
 TEST(Fingerprint, KeyNewerThanTheCheckpointMatchesAtItsDefault) {
   const Config config;
-  EXPECT_TRUE(fingerprint_differences(fingerprint_without_newer_keys(config),
-                                      run_fingerprint(config))
-                  .empty());
+  EXPECT_TRUE(
+      fingerprint_differences(fingerprint_without_newer_keys(config), run_fingerprint(config)).empty());
 }
 
 TEST(Fingerprint, KeyNewerThanTheCheckpointAwayFromItsDefaultDiffers) {
   Config now;
   now.distributed.reproducible = true;
-  const auto d = fingerprint_differences(
-      fingerprint_without_newer_keys(Config{}), run_fingerprint(now));
+  const auto d = fingerprint_differences(fingerprint_without_newer_keys(Config{}), run_fingerprint(now));
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0],
-            "distributed.reproducible: (absent) in the checkpoint, true now");
+  EXPECT_EQ(d[0], "distributed.reproducible: (absent) in the checkpoint, true now");
 }
 
 TEST(Fingerprint, KeyTheCheckpointHasAndThisRunLacksDiffers) {
   const Config config;
-  const auto d = fingerprint_differences(
-      run_fingerprint(config), fingerprint_without_newer_keys(config));
+  const auto d = fingerprint_differences(run_fingerprint(config), fingerprint_without_newer_keys(config));
   EXPECT_EQ(d.size(), 2u);
 }
 
-} // namespace
-} // namespace ft
+}  // namespace
+}  // namespace ft
