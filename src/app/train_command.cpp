@@ -29,6 +29,7 @@
 #include "results/table_render.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "runtime/network_interface.h"
 #include "runtime/collective_watch.h"
 #include "runtime/signals.h"
 #include "runtime/version.h"
@@ -201,6 +202,7 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, s
   backend_options.mpi_algorithm = config.distributed.mpi_algorithm;
   backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
   backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
+  backend_options.interface = config.distributed.interface;
   backend = make_backend(world, backend_options);
   const WatchedCollectives watched(world, backend->watch());
   Timeline timeline(!config.distributed.timeline.empty());
@@ -221,7 +223,20 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, s
   world.barrier();
 }
 
+// Before MPI starts, when Open MPI reads its settings: the network of every transport. A node without the
+// named interface stops here (its first rank says why) and its ranks' exit makes the launcher end the job.
+bool pin_network(const std::string& interface) {
+  try {
+    pin_mpi_transport(interface, launcher_one_node());
+    return true;
+  } catch (const Error& e) {
+    if (launcher_local_rank() == 0) report_error("fusetrain", e, 1, "config error");
+    return false;
+  }
+}
+
 int train(const Config& config, const TrainFlags& flags, int argc, char** argv) {
+  if (!pin_network(config.distributed.interface)) return 2;
   World world(&argc, &argv);
   // A rank that dies or hangs must end the job, not leave the others waiting in a control collective.
   world.set_timeout(config.distributed.stall_timeout_s);
@@ -290,6 +305,12 @@ int train_command(int argc, char** argv) {
     return 2;
   }
   if (vm.count("dry-run")) {
+    // A job's preflight runs this once per node: a node lacking the named interface fails it, by name.
+    try {
+      require_interface(config.distributed.interface, host_name(), host_interfaces());
+    } catch (const Error& e) {
+      return report_error("fusetrain", e, 2, "config error");
+    }
     if (launcher_rank() == 0) std::cout << dump_config(config);
     return 0;
   }

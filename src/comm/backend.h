@@ -112,6 +112,7 @@ struct BackendOptions {
   MpiAlgorithm mpi_algorithm = MpiAlgorithm::automatic;          // distributed.mpi_algorithm
   double stall_timeout_s = 60;   // a collective not finished by then throws StallError
   int cuda_device = -1;          // nccl: the device this rank drives
+  std::string interface = "auto";  // distributed.interface: gloo's device, nccl's sockets
 };
 
 // Creates the backend named in options over `world` (collective: every rank must call it).

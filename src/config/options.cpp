@@ -87,6 +87,14 @@ void plain_file_name(const std::string& name, const ConfigPlace& where) {
                  "a file name holds no NUL, newline or tab");
 }
 
+// distributed.interface: auto, or what could name a Linux network interface (whether this node has it is
+// checked where the run starts).
+void network_interface_name(const std::string& name, const ConfigPlace& where) {
+  config_require(!name.empty(), where, "give an interface name such as eth1, or auto");
+  config_require(name.size() < 16 && name.find_first_of("/ \t\n=,") == std::string::npos, where, "'", name,
+                 "' is not a network interface name (at most 15 characters, no '/', space, '=' or ',')");
+}
+
 class Builder {
  public:
   explicit Builder(std::vector<Option>& out) : out_(out) {}
@@ -352,6 +360,11 @@ std::vector<Option> option_table(Config& c) {
   b.number("distributed.micro_batches", &c.distributed.micro_batches,
            "with distributed.reproducible: micro-batches per optimizer step (the largest number of ranks to run "
            "on, or a multiple of it)", at_least(1));
+  b.text("distributed.interface", &c.distributed.interface,
+         "network interface every transport uses between ranks (e.g. eth1 or ib0, the same name on every "
+         "node): Open MPI's TCP transport, Gloo's device and NCCL's sockets; auto = shared memory and "
+         "loopback on one node, each transport's own choice on several",
+         network_interface_name);
   b.number("profile.wait", &c.profile.wait, "operator profiler: optimizer steps before it starts", at_least(0));
   b.number("profile.warmup", &c.profile.warmup, "operator profiler: steps traced and discarded", at_least(0));
   b.number("profile.active", &c.profile.active, "operator profiler: steps recorded", at_least(1));

@@ -125,6 +125,9 @@ struct DistributedConfig {
   // data.batch_size images in the global order, each differentiated alone, their gradients summed exactly.
   bool reproducible = false;
   int micro_batches = 4;            // with reproducible: per optimizer step; the number of ranks must divide it
+  // The network every transport uses between ranks (an interface name such as eth1), or auto: shared
+  // memory and loopback on one node, each transport's own choice on several.
+  std::string interface = "auto";
 };
 
 // Per-operator profiling of a window of optimizer steps: `wait` steps untouched, `warmup` steps traced and

@@ -78,6 +78,11 @@ check config_case dropout_range "$base" "--set model\.dropout=1\.5: key 'model\.
 check config_case zero_batch "$base" "--set data\.batch_size=0: key 'data\.batch_size': must be >= 1, got 0" --set data.batch_size=0
 check config_case infinite_timeout "$base
 distributed: {stall_timeout_s: .inf}" "key 'distributed\.stall_timeout_s': must be a finite number"
+check config_case interface_not_a_name "$base" "key 'distributed\.interface': 'eth 1' is not a network interface name" \
+  --set "distributed.interface=eth 1"
+# A name this node lacks: found before MPI starts, naming the node and the interfaces it has.
+check config_case interface_missing "$base" "distributed\.interface: node .+ has no network interface 'nosuch0'; its interfaces: .*lo \(127\.0\.0\.1" \
+  --set distributed.interface=nosuch0
 
 # Contradictory settings. On a host without CUDA, nccl is rejected first even with allow_device_sharing.
 check config_case nccl_device_sharing "$base

@@ -21,6 +21,7 @@
 #include "comm/half.h"
 #include "comm/span_staging.h"
 #include "comm/stall_inspector.h"
+#include "runtime/network_interface.h"
 #include "runtime/thread_policy.h"
 #include "runtime/world.h"
 
@@ -59,17 +60,17 @@ bool is_loopback(const sockaddr_storage& address) {
   return false;
 }
 
-gloo::transport::tcp::attr device_attributes(const World& world) {
+// The interface named in distributed.interface or FUSETRAIN_GLOO_IFACE, loopback on one node; on several
+// nodes without either, the address the host name resolves to, which must not be a loopback one.
+gloo::transport::tcp::attr device_attributes(const World& world, const std::string& interface) {
   gloo::transport::tcp::attr attr;
-  const char* iface = std::getenv("FUSETRAIN_GLOO_IFACE");
-  if (iface && *iface) {
-    attr.iface = iface;
-    return attr;
-  }
+  attr.iface = socket_interface(interface, world.node_count(), "FUSETRAIN_GLOO_IFACE");
+  if (attr.iface.empty()) attr.iface = process_env("FUSETRAIN_GLOO_IFACE").value_or("");
+  if (!attr.iface.empty()) return attr;
   const auto resolved = gloo::transport::tcp::CreateDeviceAttr(attr);
-  FT_REQUIRE(world.node_count() == 1 || !is_loopback(resolved.ai_addr), "gloo: host name '",
-             world.hostname(), "' resolves to a loopback address, which other nodes cannot reach; set "
-             "FUSETRAIN_GLOO_IFACE to the network interface to use (e.g. eth0 or ib0)");
+  FT_REQUIRE(!is_loopback(resolved.ai_addr), "gloo: host name '", world.hostname(),
+             "' resolves to a loopback address, which other nodes cannot reach; set distributed.interface "
+             "to the network interface to use (e.g. eth0 or ib0)");
   return attr;
 }
 
@@ -82,7 +83,7 @@ GlooBackend::GlooBackend(const World& world, const BackendOptions& options)
       timeout_(std::chrono::milliseconds(static_cast<long long>(options.stall_timeout_s * 1000))) {
   std::string device_error;
   try {
-    const auto attributes = device_attributes(world);
+    const auto attributes = device_attributes(world, options.interface);
     // The device's event-loop thread polls every socket level-triggered and skips a pair whose lock a
     // collective's thread holds, so if its wake-up preempts that thread on a shared core it spins until
     // the next scheduler tick (4 ms per message on a 250 Hz kernel). Under SCHED_BATCH it cannot preempt.
@@ -97,10 +98,9 @@ GlooBackend::GlooBackend(const World& world, const BackendOptions& options)
   }
   const std::vector<std::string> errors = world.allgather(device_error);
   const std::vector<std::string> hosts = world.allgather(world.hostname());
-  const char* iface = std::getenv("FUSETRAIN_GLOO_IFACE");
   for (int r = 0; r < size_; ++r)
-    FT_REQUIRE(errors[r].empty(), "gloo backend: rank ", r, " (", hosts[r], ") could not open its TCP device",
-               iface && *iface ? cat(" on FUSETRAIN_GLOO_IFACE=", iface) : std::string(), ": ", errors[r]);
+    FT_REQUIRE(errors[r].empty(), "gloo backend: rank ", r, " (", hosts[r], ") could not open its TCP device: ",
+               errors[r]);
   try {
     auto context = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
     context->setTimeout(timeout_);

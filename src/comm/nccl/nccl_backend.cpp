@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/cuda_check.h"
 #include "comm/nccl/nccl_check.h"
 #include "comm/stall_inspector.h"
+#include "runtime/network_interface.h"
 #include "runtime/poll_backoff.h"
 #include "runtime/world.h"
 
@@ -27,6 +29,14 @@ ncclDataType_t nccl_type(DType dtype) {
   return visit_dtype(dtype, [](auto element) { return nccl_type_of(element); });
 }
 
+// NCCL reads NCCL_SOCKET_IFNAME once, at its first call, for its bootstrap and inter-node sockets ("=":
+// exactly this interface, not every name it prefixes).
+void pin_sockets(const std::string& interface, int node_count) {
+  const std::string name = socket_interface(interface, node_count, "NCCL_SOCKET_IFNAME");
+  if (!name.empty())
+    FT_CHECK(setenv("NCCL_SOCKET_IFNAME", ("=" + name).c_str(), 1) == 0, "setenv NCCL_SOCKET_IFNAME failed");
+}
+
 void warn(const char* what, const std::exception& e) {
   std::fprintf(stderr, "fusetrain: warning: nccl backend %s: %s\n", what, e.what());
 }
@@ -42,6 +52,7 @@ NcclBackend::NcclBackend(const World& world, const BackendOptions& options)
   ncclUniqueId id{};
   std::string setup_error;
   try {
+    pin_sockets(options.interface, world.node_count());
     if (device_ < 0) FT_CHECK_CUDA(cudaGetDevice(&device_));
     FT_CHECK_CUDA(cudaSetDevice(device_));
     FT_CHECK_CUDA(cudaStreamCreateWithFlags(&barrier_stream_, cudaStreamNonBlocking));
