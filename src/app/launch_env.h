@@ -1,5 +1,5 @@
-// What the launcher (mpirun, srun) tells a process before MPI starts: its rank, for deciding who prints
-// errors that every rank detects identically (configuration errors are reported before MPI_Init).
+// What the launcher (mpirun, srun) tells a process before MPI starts: its rank and local rank (who prints
+// an error every rank detects alike, before MPI_Init) and whether all ranks share this node.
 #pragma once
 
 namespace ft {
