@@ -29,6 +29,7 @@
 #include "results/table_render.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "runtime/host_name.h"
 #include "runtime/network_interface.h"
 #include "runtime/collective_watch.h"
 #include "runtime/signals.h"

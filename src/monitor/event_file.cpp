@@ -2,8 +2,6 @@
 // resumed run's segments in order), creation without replacing anything, records and flushes.
 #include "monitor/event_file.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -13,17 +11,12 @@
 #include "monitor/tensorboard_events.h"
 #include "monitor/tf_record.h"
 #include "runtime/error.h"
+#include "runtime/host_name.h"
 
 namespace ft {
 namespace {
 
 constexpr const char* kPrefix = "events.out.tfevents.";
-
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
 
 // The seconds in an event file's name (events.out.tfevents.<seconds>.<host>), -1 for another name.
 std::int64_t seconds_in_name(const std::string& name) {
@@ -38,7 +31,8 @@ std::int64_t seconds_in_name(const std::string& name) {
 std::string new_file_path(const std::string& folder, double wall_time) {
   auto seconds = static_cast<std::int64_t>(std::floor(wall_time));
   for (const auto& name : paths::list_directory(folder)) seconds = std::max(seconds, seconds_in_name(name) + 1);
-  return paths::join(folder, cat(kPrefix, seconds, ".", host_name()));
+  const std::string host = host_name();
+  return paths::join(folder, cat(kPrefix, seconds, ".", host.empty() ? "localhost" : host));
 }
 
 }  // namespace

@@ -5,15 +5,14 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <mpi.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "runtime/error.h"
+#include "runtime/host_name.h"
 
 namespace ft {
 namespace {
@@ -43,11 +42,6 @@ void require_agreement(const std::string& interface, const std::string& variable
 
 }  // namespace
 
-std::string host_name() {
-  char host[256] = {0};
-  return gethostname(host, sizeof(host) - 1) == 0 ? host : "this host";
-}
-
 std::vector<HostInterface> host_interfaces() {
   ifaddrs* list = nullptr;
   FT_CHECK(getifaddrs(&list) == 0, "getifaddrs failed: ", std::strerror(errno));
@@ -76,11 +70,9 @@ std::string describe_interfaces(const std::vector<HostInterface>& interfaces) {
 void require_interface(const std::string& interface, const std::string& host,
                        const std::vector<HostInterface>& interfaces) {
   if (interface == kAutoInterface) return;
-  const bool possible = !interface.empty() && interface.size() < IF_NAMESIZE &&
-                        interface.find_first_of("/ \t\n=,") == std::string::npos;
   for (const auto& i : interfaces)
-    if (possible && i.name == interface) return;
-  throw Error(cat("distributed.interface: node ", host, " has no network interface '", interface,
+    if (i.name == interface) return;
+  throw Error(cat("distributed.interface: node ", host.empty() ? "(unnamed)" : host, " has no network interface '", interface,
                   "'; its interfaces: ", describe_interfaces(interfaces),
                   " (give one of these names, the same on every node, or auto)"));
 }

@@ -19,9 +19,6 @@ struct HostInterface {
   std::vector<std::string> addresses;  // numeric IPv4 / IPv6
 };
 
-// This host's name (gethostname), as errors name a node.
-std::string host_name();
-
 // This host's interfaces that hold an address, in the kernel's order.
 std::vector<HostInterface> host_interfaces();
 
@@ -29,7 +26,7 @@ std::vector<HostInterface> host_interfaces();
 std::string describe_interfaces(const std::vector<HostInterface>& interfaces);
 
 // Throws ft::Error naming the key, the host and its interfaces when `interface` (not auto) is not one of
-// `interfaces`, or is not a possible interface name.
+// `interfaces` (the config loader has checked that it could name one).
 void require_interface(const std::string& interface, const std::string& host,
                        const std::vector<HostInterface>& interfaces);
 

@@ -2,12 +2,11 @@
 // The world communicator is a duplicate of MPI_COMM_WORLD so library traffic never mixes with user tags.
 #include "runtime/world.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
 
+#include "runtime/host_name.h"
 #include "runtime/poll_backoff.h"
 
 namespace ft {
@@ -57,9 +56,7 @@ void World::describe() {
   FT_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_SUM, comm_));
   node_count_ = leader;
 
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  hostname_ = host;
+  hostname_ = host_name();
 }
 
 // A request abandoned on a timeout completes if the missing ranks arrive late; it must not be pending

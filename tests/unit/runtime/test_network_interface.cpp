@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/error.h"
+#include "runtime/host_name.h"
 #include "runtime/network_interface.h"
 
 namespace ft {
