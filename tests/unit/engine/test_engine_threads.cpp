@@ -4,61 +4,18 @@
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
 
-#include <atomic>
-#include <cstring>
-#include <mutex>
-#include <set>
 #include <thread>
 
-#include "comm/backend.h"
 #include "engine/engine.h"
 #include "engine/engine_autotune.h"
+#include "engine/in_flight_backends.h"
 #include "test_world.h"
 
 namespace ft {
 namespace {
 
-// A backend whose all-reduces complete "on the device" later: in flight until polled `delay` times. It
-// records every thread that touches that state; `stall_after` polls make it fail as a stalled NCCL
-// collective does.
-class InFlightBackend final : public Backend {
- public:
-  explicit InFlightBackend(int stall_after = -1) : Backend(test::world(), "in-flight", 20), stall_after_(stall_after) {}
-  bool uses_device_memory() const override { return false; }
-
-  std::set<std::thread::id> threads() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return threads_;
-  }
-  int failures() const { return failures_; }
-
- private:
-  void touch() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    threads_.insert(std::this_thread::get_id());
-  }
-  void transfer_allreduce(void*, std::size_t, DType, void*) override {
-    touch();
-    ++in_flight_;
-  }
-  void transfer_in_flight(bool wait) override {
-    touch();
-    if (stall_after_ >= 0 && ++polls_ > stall_after_) throw Error("stand-in transfer stalled");
-    if (wait || in_flight_ > 0) in_flight_ = 0;
-  }
-  void on_failure() noexcept override {
-    touch();
-    ++failures_;
-  }
-  void transfer_broadcast(void*, std::size_t, int, void*) override {}
-  void transfer_allgather(const void* in, void* out, std::size_t bytes, void*) override { std::memcpy(out, in, bytes); }
-  void transfer_barrier() override {}
-
-  mutable std::mutex mutex_;
-  std::set<std::thread::id> threads_;
-  int in_flight_ = 0, polls_ = 0, stall_after_;
-  std::atomic<int> failures_{0};
-};
+using test::CommunicatorBackend;
+using test::InFlightBackend;
 
 std::vector<NamedTensor> parameters(torch::nn::Linear& layer) {
   std::vector<NamedTensor> out;
@@ -75,6 +32,17 @@ TEST(EngineThreads, OnlyTheCommunicationThreadDrivesTransfersInFlight) {
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "the main thread touched the transfers in flight";
   // One engine per candidate, each with its own communication thread; never two on one engine.
   EXPECT_LE(threads.size(), candidates.size());
+}
+
+// The communicator and its queue are unguarded, as NCCL's are: the thread that made the backend never
+// touches them, and under ThreadSanitizer (tests/tsan) no two threads do without ordering.
+TEST(EngineThreads, AutotuningLeavesTheCommunicatorToOneThread) {
+  CommunicatorBackend backend(/*wait_ms=*/60);
+  torch::nn::Linear layer(64, 32);
+  const std::vector<BucketSizes> candidates = {{0.001, 0.0005}, {8, 1}};
+  const auto result = autotune_buckets(backend, test::world(), parameters(layer), {}, candidates, 3);
+  EXPECT_EQ(result.trials.size(), 2u);
+  EXPECT_EQ(backend.touches_by_maker(), 0);
 }
 
 TEST(EngineThreads, AStallIsGivenUpOnceByTheThreadThatSawIt) {
