@@ -55,6 +55,7 @@ std::string run_fingerprint(const Config& config) {
   c.train.checkpoint_every_s = defaults.train.checkpoint_every_s;
   c.train.keep_checkpoints = defaults.train.keep_checkpoints;
   c.train.loss_check_every = defaults.train.loss_check_every;
+  c.train.cuda_graphs = defaults.train.cuda_graphs;  // how the step is launched, not what it computes
   c.precision.channels_last = defaults.precision.channels_last;
   c.profile = defaults.profile;
   c.output.save_model = defaults.output.save_model;

@@ -203,6 +203,24 @@ void require_reproducible_setup(const Config& c) {
              "travel as 64-bit integers");
 }
 
+// What train.cuda_graphs needs: a GPU, and a step whose every launch is the same (static shapes, no host
+// decision inside it, optimizer state made before the capture).
+void require_graphable_setup(const Config& c, bool cuda) {
+  const std::string why = "train.cuda_graphs needs ";
+  FT_REQUIRE(cuda, why, "a CUDA device: this run trains on the CPU (train.device '", c.train.device, "')");
+  FT_REQUIRE(c.train.accumulation_steps == 1, why, "train.accumulation_steps 1 (one forward and backward per "
+             "captured step), not ", c.train.accumulation_steps);
+  FT_REQUIRE(c.precision.dtype != Precision::fp64, why,
+             "precision fp32, bf16 or fp16, not 'fp64' (the gradients live in one float32 buffer)");
+  FT_REQUIRE(!c.distributed.reproducible, why, "distributed.reproducible false: the exact sums run their own step");
+  FT_REQUIRE(c.distributed.compression == Compression::none && !c.distributed.autotune, why,
+             "distributed.compression none and distributed.autotune false: several ranks all-reduce one float32 "
+             "gradient buffer in place, without buckets");
+  FT_REQUIRE(c.optimizer.implementation != OptimizerImplementation::per_tensor &&
+                 c.optimizer.name != OptimizerName::rmsprop,
+             why, "the fused optimizer step (sgd, adam or adamw with optimizer.implementation auto or fused)");
+}
+
 }  // namespace
 
 void validate_for_device(const Config& c, bool cuda_available, const std::string& why_not) {
@@ -222,6 +240,7 @@ void validate_for_device(const Config& c, bool cuda_available, const std::string
              "ranks on one GPU; use 'mpi' or 'gloo' to share devices");
   FT_REQUIRE(cuda || c.precision.dtype != Precision::fp16,
              "precision.dtype 'fp16' needs a CUDA device; use bf16 (CPU autocast) or fp32 on CPU");
+  if (c.train.cuda_graphs) require_graphable_setup(c, cuda);
   FT_REQUIRE(c.model.conv_relu != ConvReluKernel::fused || c.precision.dtype != Precision::fp64,
              "model.conv_relu 'fused' computes in float32 (fp16 and bf16 autocast to it); precision.dtype 'fp64' "
              "needs model.conv_relu 'aten'");

@@ -324,6 +324,10 @@ std::vector<Option> option_table(Config& c) {
            "optimizer steps between checks for a non-finite training loss (reading the flag synchronises a GPU); "
            "0 = every step on CPUs, every 50 on GPUs. A stop request always checks before it saves",
            at_least(0));
+  b.flag("train.cuda_graphs", &c.train.cuda_graphs,
+         "capture the training step (forward, loss, backward, optimizer) as a CUDA graph after 3 eager steps "
+         "and replay it: one launch per step (several ranks: then one NCCL all-reduce and the optimizer). Needs a "
+         "GPU, the fused optimizer, accumulation_steps 1, no compression or autotune, not fp64");
   b.flag("train.cudnn", &c.train.cudnn,
          "use cuDNN for ATen convolutions on GPUs (false: ATen's native CUDA kernels, for the conv+ReLU study)");
 

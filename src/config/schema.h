@@ -101,6 +101,7 @@ struct TrainConfig {
   Tta tta = Tta::none;          // test-time augmentation
   bool cudnn = true;            // false: ATen convolutions avoid cuDNN (native CUDA kernels)
   int loss_check_every = 0;     // optimizer steps between reads of the non-finite-loss flag (0 = auto)
+  bool cuda_graphs = false;     // capture the step as a CUDA graph after warm-up and replay it
 };
 
 struct DistributedConfig {

@@ -77,8 +77,12 @@ void FusedStep::sgd_group(torch::optim::OptimizerParamGroup& group, const std::o
   }
   if (params.empty()) return;
   at::NoGradGuard no_grad;
-  at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), o.lr(), o.dampening(), o.nesterov(),
-                  /*maximize=*/false, /*is_first_step=*/false, /*grad_scale=*/std::nullopt, skip);
+  if (!rates_.empty())
+    at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), rate_of(group), o.dampening(),
+                    o.nesterov(), /*maximize=*/false, /*is_first_step=*/false, /*grad_scale=*/std::nullopt, skip);
+  else
+    at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), o.lr(), o.dampening(), o.nesterov(),
+                    /*maximize=*/false, /*is_first_step=*/false, /*grad_scale=*/std::nullopt, skip);
 }
 
 at::Tensor& FusedStep::step_count(const at::Tensor& param, std::int64_t stored) {
@@ -117,14 +121,44 @@ void FusedStep::adam_group(torch::optim::OptimizerParamGroup& group, const std::
   if (params.empty()) return;
   at::NoGradGuard no_grad;
   at::_foreach_add_(counts, 1);
-  if (decoupled)
-    at::_fused_adamw_(params, grads, averages, squares, maxima, counts, lr, beta1, beta2, decay, eps, amsgrad,
-                      /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+  const auto run = [&](const auto& rate) {
+    if (decoupled)
+      at::_fused_adamw_(params, grads, averages, squares, maxima, counts, rate, beta1, beta2, decay, eps, amsgrad,
+                        /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+    else
+      at::_fused_adam_(params, grads, averages, squares, maxima, counts, rate, beta1, beta2, decay, eps, amsgrad,
+                       /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+  };
+  if (!rates_.empty())
+    run(rate_of(group));
   else
-    at::_fused_adam_(params, grads, averages, squares, maxima, counts, lr, beta1, beta2, decay, eps, amsgrad,
-                     /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+    run(lr);
   // A skipped step does not count (the counts are 0-dimensional, the flag has one element).
   if (skip) at::_foreach_sub_(counts, std::vector<at::Tensor>(counts.size(), skip->reshape({})));
+}
+
+void FusedStep::use_device_rates() {
+  rates_.clear();
+  for (auto& group : optimizer_.param_groups()) {
+    const auto& params = group.params();
+    const auto device = params.empty() ? at::Device(at::kCPU) : params.front().device();
+    rates_.push_back(at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat)));
+  }
+  load_rates();
+}
+
+void FusedStep::load_rates() {
+  auto& groups = optimizer_.param_groups();
+  FT_CHECK(rates_.size() == groups.size(), "fused step: the parameter groups changed after use_device_rates()");
+  for (std::size_t g = 0; g < groups.size(); ++g) rates_[g].fill_(groups[g].options().get_lr());
+}
+
+const at::Tensor& FusedStep::rate_of(const torch::optim::OptimizerParamGroup& group) const {
+  const auto& groups = optimizer_.param_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    if (&groups[g] == &group) return rates_[g];
+  FT_CHECK(false, "fused step: a parameter group without a device rate");
+  return rates_.front();
 }
 
 void FusedStep::store_step_counts() {

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "config/schema.h"
 
@@ -27,16 +28,23 @@ class FusedStep {
   // Adam and AdamW count their steps on the device (a skipped step does not count); this writes the counts
   // into LibTorch's own state, which checkpoints save (one device read).
   void store_step_counts();
+  // Learning rates read by the kernels from device tensors (one per parameter group) instead of passed as
+  // arguments, so that a step captured in a CUDA graph follows the schedule; load_rates() copies each group's
+  // current rate into its tensor, outside the graph, before the step.
+  void use_device_rates();
+  void load_rates();
 
  private:
   FusedStep(torch::optim::Optimizer& optimizer, OptimizerName name) : optimizer_(optimizer), name_(name) {}
   void sgd_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip);
   void adam_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip);
   at::Tensor& step_count(const at::Tensor& param, std::int64_t stored);
+  const at::Tensor& rate_of(const torch::optim::OptimizerParamGroup& group) const;
 
   torch::optim::Optimizer& optimizer_;
   OptimizerName name_;
   std::map<const void*, at::Tensor> steps_;  // per parameter (by TensorImpl): float32 step count on its device
+  std::vector<at::Tensor> rates_;  // use_device_rates(): per group, a float32 scalar on the device
 };
 
 }  // namespace ft

@@ -12,6 +12,8 @@
 #include "engine/engine.h"
 #include "engine/engine_autotune.h"
 #include "engine/replica_check.h"
+#include "comm/backend.h"
+#include "comm/dtype.h"
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "config/fingerprint.h"
@@ -35,6 +37,8 @@
 #include "train/rank_streams.h"
 #include "train/finite_state.h"
 #include "train/fused_step.h"
+#include "train/cuda_graph.h"
+#include "train/graphed_step.h"
 #include "train/reproducible_step.h"
 #include "train/resume.h"
 #include "train/scheduler.h"
@@ -113,6 +117,8 @@ struct Trainer::State {
   std::unique_ptr<ReproducibleStep> reproducible;     // distributed.reproducible's exact sums instead
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<FusedStep> fused;  // the optimizer's step as fused kernels (optimizer.implementation)
+  std::unique_ptr<GraphedStep> graphed;  // train.cuda_graphs: the step captured and replayed
+  at::Tensor flat_grads;  // train.cuda_graphs: every gradient is a view into this float32 buffer
   std::unique_ptr<LossScaler> scaler;
   at::Tensor skipped;  // fp16 steps the fused step skipped on the device, not yet counted on the host
   std::unique_ptr<Sampler> sampler;
@@ -337,7 +343,7 @@ void Trainer::make_engine() {
     s.reproducible = std::make_unique<ReproducibleStep>(*network_, s.parameters, config_.train.accumulation_steps,
                                                         config_.distributed.micro_batches, world_.rank(),
                                                         world_.size(), config_.train.seed);
-  else
+  else if (!config_.train.cuda_graphs)  // a graphed step all-reduces one flat gradient buffer itself
     s.engine = std::make_unique<GradientEngine>(backend_, world_, named, options);
   s.groups = group_parameters(all_named, network_->parameter_rules());
   s.optimizer = make_optimizer(config_.optimizer, s.groups);
@@ -345,6 +351,7 @@ void Trainer::make_engine() {
   s.scaler = std::make_unique<LossScaler>(s.dtype == at::kHalf, p.initial_scale, p.growth_interval, device_);
   s.fused = FusedStep::make(*s.optimizer, config_.optimizer, device_);
   s.skipped = at::zeros({1}, at::TensorOptions().device(device_).dtype(at::kFloat));
+  if (config_.train.cuda_graphs) make_graphed_step();
 }
 
 // Steps per epoch (equal on every rank), the schedule, augmentation and evaluation settings, lookahead
@@ -429,6 +436,7 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
     agree_on_flags(epoch, step, sums);
   }
   if (s.lookahead && epoch == config_.train.epochs) s.lookahead->finish();  // the run ends on the slow weights
+  if (s.graphed && world_.size() > 1) backend_.wait_in_flight();  // a stalled all-reduce ends named, not hung
   synchronize(device_);
   record.epoch_time_s = clock.seconds();
 
@@ -455,13 +463,29 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   record.images_per_s = static_cast<double>(s.images_per_epoch) / record.epoch_time_s;
 }
 
-// One optimizer step: accumulation_steps micro-batches of forward and backward, the all-reduce still in
-// flight collected, then the (possibly skipped) optimizer step.
+// One optimizer step (eager or replayed from its CUDA graph), then lookahead's pull and the test aids.
 void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
   auto& s = *state_;
   const StepSyncCheck no_host_sync(device_, global_step_);  // a test aid: see train/sync_check.h
   s.lr = s.schedule->at(global_step_);
   set_learning_rate(*s.optimizer, s.groups, s.lr, epoch);
+  if (s.graphed)
+    graphed_step(epoch, step, indices, sums);
+  else
+    eager_step(epoch, step, indices, sums);
+  s.clock->begin();
+  if (s.lookahead) s.lookahead->after_step(global_step_ + 1);
+  plant_test_nan(global_step_ + 1, *network_, *s.optimizer);
+  s.clock->end(Phase::kOptimizer);
+  s.profiler->step();
+  const int verify = config_.distributed.verify_replicas;
+  if (verify > 0 && (global_step_ + 1) % verify == 0) check_replicas(s.parameters, world_, global_step_ + 1);
+}
+
+// accumulation_steps micro-batches of forward and backward, the all-reduce still in flight collected, then
+// the (possibly skipped) optimizer step.
+void Trainer::eager_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
+  auto& s = *state_;
   if (s.engine) s.engine->clear_gradients();
   const int accumulation = config_.train.accumulation_steps;
   for (int micro = 0; micro < accumulation; ++micro)
@@ -478,12 +502,89 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
     const TimelineSpan span(timeline_, "optimizer", "compute");
     optimizer_step();
   }
-  if (s.lookahead) s.lookahead->after_step(global_step_ + 1);
-  plant_test_nan(global_step_ + 1, *network_, *s.optimizer);
   s.clock->end(Phase::kOptimizer);
-  s.profiler->step();
-  const int verify = config_.distributed.verify_replicas;
-  if (verify > 0 && (global_step_ + 1) % verify == 0) check_replicas(s.parameters, world_, global_step_ + 1);
+}
+
+// train.cuda_graphs: the batch is made eagerly; forward, loss, backward (and on one rank the optimizer)
+// are the graph's, one launch timed as forward. On several ranks the flat gradient is then all-reduced in
+// place over NCCL on the same stream and the fused optimizer steps after it. The loss and correct count
+// join the epoch's sums on the device.
+void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
+  auto& s = *state_;
+  const std::int64_t batch = config_.data.batch_size;
+  s.clock->begin();
+  const auto rows = indices.narrow(0, step * batch, batch);
+  auto [x, y] = s.train->batch(rows, s.train_params, draw_position(epoch, step, batch, world_.rank(), world_.size()),
+                               s.param_dtype, config_.precision.channels_last);
+  s.clock->end(Phase::kData);
+  s.clock->begin();
+  s.fused->load_rates();
+  const StepBuffers& out = s.graphed->run(x, y);
+  s.clock->end(Phase::kForward);
+  if (world_.size() > 1) {
+    s.clock->begin();
+    backend_.allreduce(s.flat_grads.data_ptr(), static_cast<std::size_t>(s.flat_grads.numel()), DType::kFloat32,
+                       current_cuda_stream());
+    s.clock->end(Phase::kCommWait);
+    s.clock->begin();
+    optimizer_step();
+    s.clock->end(Phase::kOptimizer);
+  }
+  at::NoGradGuard no_grad;
+  sums.loss_sum += out.loss * static_cast<double>(batch);
+  sums.correct += out.correct;
+  if (s.dtype == at::kHalf) return;  // fp16 overflows are the scaler's business: it skips the step
+  const auto bad = at::logical_and(at::logical_not(at::isfinite(out.loss)), sums.first_bad.lt(0));
+  sums.first_bad = at::where(bad, at::full_like(sums.first_bad, global_step_), sums.first_bad);
+}
+
+// What the graph records: the gradients zeroed, forward and loss on the static batch, the loss and correct
+// count into the static outputs, backward (into the flat gradient buffer) and, on one rank, the fused step
+// with fp16's unscaling, skip and scale update, all decided on the device.
+void Trainer::graphed_body(const StepBuffers& b) {
+  auto& s = *state_;
+  s.flat_grads.zero_();
+  at::Tensor loss, logits;
+  {
+    AutocastScope autocast(device_, s.amp_dtype);
+    logits = network_->forward(b.x);
+    loss = at::cross_entropy_loss(logits.to(s.param_dtype), b.y, {}, at::Reduction::Mean, -100,
+                                  config_.regularization.label_smoothing);
+  }
+  {
+    at::NoGradGuard no_grad;
+    b.loss.copy_(loss.detach());
+    b.correct.copy_(logits.detach().argmax(1).eq(b.y).sum());
+  }
+  s.scaler->scale(loss * (1.0 / world_.size())).backward();  // the all-reduce sums: the mean comes from here
+  if (world_.size() == 1) optimizer_step();
+}
+
+// train.cuda_graphs: every gradient becomes a view into one float32 buffer made before any step, so that
+// backward accumulates into memory outside the graph's and several ranks all-reduce it in one call. The
+// config checks ruled out what a graph cannot replay; the number of ranks and the backend are known here.
+void Trainer::make_graphed_step() {
+  auto& s = *state_;
+  FT_REQUIRE(s.fused, "train.cuda_graphs needs the fused optimizer step");
+  FT_REQUIRE(world_.size() == 1 || backend_.uses_device_memory(), "train.cuda_graphs on ", world_.size(),
+             " ranks all-reduces GPU memory in place: it needs distributed.backend 'nccl', not '",
+             config_.distributed.backend, "'");
+  std::int64_t total = 0;
+  for (const auto& p : s.parameters) {
+    FT_CHECK(p.scalar_type() == at::kFloat && p.device() == device_, "train.cuda_graphs: a parameter of type ",
+             p.scalar_type(), " on ", p.device(), "; the gradient buffer is float32 on ", device_);
+    total += p.numel();
+  }
+  s.flat_grads = at::zeros({total}, at::TensorOptions().device(device_).dtype(at::kFloat));
+  std::int64_t offset = 0;
+  for (auto& p : s.parameters) {
+    const auto slot = s.flat_grads.narrow(0, offset, p.numel());
+    p.mutable_grad() =
+        p.is_non_overlapping_and_dense() ? slot.as_strided(p.sizes(), p.strides()) : slot.view(p.sizes());
+    offset += p.numel();
+  }
+  s.fused->use_device_rates();
+  s.graphed = std::make_unique<GraphedStep>([this](const StepBuffers& b) { graphed_body(b); });
 }
 
 // The (possibly skipped) optimizer step and the loss scale's update. Fused, an fp16 overflow skips the step

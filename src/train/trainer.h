@@ -22,6 +22,7 @@ class World;
 class Backend;
 class Timeline;
 struct EvalResult;
+struct StepBuffers;
 
 struct TrainOutcome {
   std::vector<EpochRecord> epochs;  // global metrics, identical on every rank
@@ -66,6 +67,10 @@ class Trainer {
   void plan_steps();
   void run_epoch(int epoch, const TrainingPosition& start, EpochRecord& record);
   void train_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
+  void eager_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
+  void graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
+  void graphed_body(const StepBuffers& buffers);
+  void make_graphed_step();
   void forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums);
   void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
   TrainingPosition mid_epoch_position(int epoch, std::int64_t step, EpochSums& sums, bool loss_read);

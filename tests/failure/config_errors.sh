@@ -94,6 +94,8 @@ precision: {dtype: fp16}" "precision\.dtype 'fp16' needs a CUDA device; use bf16
 distributed: {backend: nccl}" "distributed\.backend 'nccl' needs CUDA devices; use 'mpi' or 'gloo' on CPU"
   check config_case cuda_on_cpu "$base
 train: {device: cuda}" "train\.device is 'cuda' but no CUDA device is available"
+  check config_case cuda_graphs_on_cpu "$base
+train: {cuda_graphs: true}" "train\.cuda_graphs needs a CUDA device: this run trains on the CPU \(train\.device 'auto'\)"
 fi
 # The fused conv+ReLU kernel computes float32 NCHW: fp64 or channels_last with it is refused before any
 # device is asked for (on a GPU it would fail at the first forward, or copy every input).

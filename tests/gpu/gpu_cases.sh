@@ -210,6 +210,53 @@ case_no_host_sync() {
   done
 }
 
+# graphed_against_eager NAME RANKS PRECISION: the same run (seed, data, 2 epochs) eager and with
+# train.cuda_graphs on RANKS GPUs over NCCL: first-epoch train loss within 2% and final test accuracy within
+# 0.03 (dropout masks and cuDNN's algorithms may differ between the two), and the graph run says so.
+graphed_against_eager() {
+  local name=$1 ranks=$2 precision=$3 mode eager=$WORK/runs/$1_false.h5 graphed=$WORK/runs/$1_true.h5 a b
+  for mode in false true; do
+    gpu_config "$WORK/${name}_$mode.yaml" "precision: {dtype: $precision}" \
+      "data: {path: $CIFAR, batch_size: 128, shuffle: global, limit_train: 2560, limit_test: 1000}" \
+      "train: {epochs: 2, seed: 5, device: cuda, cuda_graphs: $mode}" "output: {dir: $WORK/runs, name: ${name}_$mode}"
+    run_case "${name}_graphs_$mode" 600 $FUSETRAIN_MPIRUN -np "$ranks" "$FT" train --config "$WORK/${name}_$mode.yaml"
+    expect_status 0
+    expect_message "^epoch   2/2 "
+  done
+  a=$("$FT" inspect "$eager" /epochs/train_loss | head -n 1)
+  b=$("$FT" inspect "$graphed" /epochs/train_loss | head -n 1)
+  within "first-epoch train loss, graphs against eager (relative)" 1 \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')" 0.02
+  within "final test accuracy, graphs against eager" "$(results_value "$eager" /summary/final_test_acc)" \
+    "$(results_value "$graphed" /summary/final_test_acc)" 0.03
+  echo "figure: $name epoch 2 seconds eager $("$FT" inspect "$eager" /epochs/epoch_time_s | tail -n 1)," \
+    "graphs $("$FT" inspect "$graphed" /epochs/epoch_time_s | tail -n 1)"
+  pass
+}
+
+# One rank in fp32 and bf16; then two ranks sharing the GPU over Gloo, which a graph cannot all-reduce
+# (refused by name before the first step, exit non-zero, never a hang).
+case_cuda_graphs() {
+  gpu_training 1 nccl
+  graphed_against_eager graphs_fp32 1 fp32
+  graphed_against_eager graphs_bf16 1 bf16
+  require_backend gloo
+  gpu_config "$WORK/graphs_gloo.yaml" "train: {epochs: 1, seed: 5, device: cuda, cuda_graphs: true}" \
+    "distributed: {backend: gloo, stall_timeout_s: 60, allow_device_sharing: true}" \
+    "output: {dir: $WORK/runs, name: graphs_gloo}"
+  run_case graphs_gloo 120 env CUDA_VISIBLE_DEVICES=0 $FUSETRAIN_MPIRUN -np 2 "$FT" train \
+    --config "$WORK/graphs_gloo.yaml"
+  expect_failure
+  expect_message "train.cuda_graphs on 2 ranks all-reduces GPU memory in place: it needs distributed.backend 'nccl'"
+  pass
+}
+
+# Two GPUs over NCCL: the flat gradient all-reduced after each replay.
+case_cuda_graphs_nccl() {
+  gpu_training 2 nccl
+  graphed_against_eager graphs_nccl 2 fp32
+}
+
 # bench allreduce on GPU tensors over MPI and Gloo: each bucket staged through pinned host memory.
 case_bench_allreduce_staged() {
   gpu_training 1 mpi

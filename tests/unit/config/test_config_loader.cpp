@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
+#include <iterator>
+#include <utility>
 
 #include "config/config_error.h"
 #include "config/loader.h"
@@ -179,6 +182,38 @@ TEST(ConfigValidation, ContradictionsAreErrors) {
   EXPECT_NO_THROW(validate_for_device(half, true));
   Config no_path;
   EXPECT_THROW(validate_for_device(no_path, false), Error);
+}
+
+// train.cuda_graphs on what a graph cannot replay is refused before a run starts, naming what to change.
+TEST(ConfigValidation, CudaGraphsNeedAReplayableStep) {
+  const auto refusal = [](const std::function<void(Config&)>& change, bool cuda) -> std::string {
+    Config c;
+    c.data.path = "x";
+    c.train.cuda_graphs = true;
+    change(c);
+    try {
+      validate_for_device(c, cuda);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal([](Config&) {}, true), "");
+  EXPECT_EQ(refusal([](Config& c) { c.precision.dtype = Precision::bf16; }, true), "");
+  EXPECT_EQ(refusal([](Config& c) { c.precision.dtype = Precision::fp16; }, true), "");
+  const std::pair<std::function<void(Config&)>, std::string> refused[] = {
+      {[](Config&) {}, "train.cuda_graphs needs a CUDA device: this run trains on the CPU"},
+      {[](Config& c) { c.train.accumulation_steps = 2; }, "train.accumulation_steps 1"},
+      {[](Config& c) { c.precision.dtype = Precision::fp64; }, "precision fp32, bf16 or fp16, not 'fp64'"},
+      {[](Config& c) { c.distributed.reproducible = true; c.data.shuffle = Shuffle::global; c.train.threads = 1; },
+       "distributed.reproducible false"},
+      {[](Config& c) { c.optimizer.implementation = OptimizerImplementation::per_tensor; }, "fused optimizer step"},
+      {[](Config& c) { c.optimizer.name = OptimizerName::rmsprop; }, "fused optimizer step"},
+  };
+  for (std::size_t i = 0; i < std::size(refused); ++i) {
+    const std::string message = refusal(refused[i].first, /*cuda=*/i != 0);
+    EXPECT_NE(message.find(refused[i].second), std::string::npos) << i << ": " << message;
+  }
 }
 
 TEST(ConfigLoader, EditDistance) {

@@ -1,6 +1,6 @@
 // The fused optimizer step against LibTorch's own optimizers, on the CPU (ATen's fused kernels exist there
 // too): the same parameters and state step after step, a device-side skip that leaves everything as it was,
-// and step counts that LibTorch continues from after a checkpoint.
+// step counts that LibTorch continues from after a checkpoint, and rates read from tensors.
 #include <gtest/gtest.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
@@ -102,6 +102,23 @@ TEST_P(FusedStepEquals, LibTorchContinuesFromTheStoredCounts) {
   t.fused_optimizer->step();  // LibTorch's own loop on the fused run's state
   t.plain_optimizer->step();
   expect_same(t, "LibTorch after fused steps");
+}
+
+// Rates read from tensors (as a captured step reads them) follow the schedule: each step's rate is set on
+// the groups, loaded into the tensors, and the step equals LibTorch's at that rate.
+TEST_P(FusedStepEquals, DeviceRatesFollowTheSchedule) {
+  Twin t = twin(config_of(GetParam()));
+  t.fused->use_device_rates();
+  for (int step = 1; step <= 4; ++step) {
+    const double lr = 0.05 / step;
+    for (auto* optimizer : {t.fused_optimizer.get(), t.plain_optimizer.get()})
+      for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
+    t.fused->load_rates();
+    same_gradients(t);
+    t.fused->step();
+    t.plain_optimizer->step();
+    expect_same(t, "step " + std::to_string(step) + " at lr " + std::to_string(lr));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, FusedStepEquals,

@@ -1,0 +1,45 @@
+// GraphedStep: warm-up, capture and replay of one training step over static buffers (train.cuda_graphs).
+// Only the copies into the inputs run outside the recording; everything the body does is replayed.
+#include "train/graphed_step.h"
+
+#include <utility>
+
+#include "runtime/error.h"
+
+namespace ft {
+
+GraphedStep::GraphedStep(Body body, RecordingFactory record) : body_(std::move(body)), record_(std::move(record)) {}
+
+// The static inputs on the first batch (with its layout, channels_last included) and the outputs; later
+// batches must have the same shape: a graph replays fixed sizes.
+void GraphedStep::hold(const at::Tensor& x, const at::Tensor& y) {
+  if (!buffers_.x.defined()) {
+    buffers_.x = at::empty_like(x, at::MemoryFormat::Preserve);
+    buffers_.y = at::empty_like(y);
+    buffers_.loss = at::zeros({}, x.options().dtype(at::kDouble));
+    buffers_.correct = at::zeros({}, y.options().dtype(at::kLong));
+  }
+  FT_CHECK(x.sizes() == buffers_.x.sizes() && y.sizes() == buffers_.y.sizes(),
+           "train.cuda_graphs: a batch of shape ", x.sizes(), " after batches of ", buffers_.x.sizes(),
+           "; a captured step replays one shape");
+  buffers_.x.copy_(x);
+  buffers_.y.copy_(y);
+}
+
+const StepBuffers& GraphedStep::run(const at::Tensor& x, const at::Tensor& y) {
+  hold(x, y);
+  if (recording_) {
+    recording_->replay();
+  } else if (eager_steps_ < kWarmupSteps) {
+    ++eager_steps_;
+    body_(buffers_);
+  } else {
+    auto recording = record_();
+    recording->capture([&] { body_(buffers_); });
+    recording_ = std::move(recording);
+    recording_->replay();
+  }
+  return buffers_;
+}
+
+}  // namespace ft

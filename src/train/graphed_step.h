@@ -1,0 +1,48 @@
+// train.cuda_graphs: a training step's static buffers, its eager warm-up steps, one capture and the replays
+// after it; the trainer supplies the step's body and reads the loss and correct count it leaves behind.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <memory>
+
+#include "train/cuda_graph.h"
+
+namespace ft {
+
+// What the body reads and writes: the batch in `x` and `y`; the batch's mean loss (float64) and correct
+// count (int64) out. Their addresses do not change while the step lives, as a graph needs.
+struct StepBuffers {
+  at::Tensor x, y, loss, correct;
+};
+
+class GraphedStep {
+ public:
+  // Eager steps before the capture: cuDNN's algorithm search, the optimizer's state and lazy
+  // initialisations happen in them, never inside the graph.
+  static constexpr int kWarmupSteps = 3;
+  using Body = std::function<void(const StepBuffers&)>;
+  using RecordingFactory = std::function<std::unique_ptr<Recording>()>;
+
+  // `record` makes the recording (a CUDA graph unless a test says otherwise). What the body writes besides
+  // the outputs (gradients, optimizer state) must live outside the recording's memory, made before it.
+  explicit GraphedStep(Body body, RecordingFactory record = default_recording);
+
+  // One step on this batch: copied into the static inputs, then the body run eagerly (the first
+  // kWarmupSteps steps), captured and replayed (the next one), or replayed. The batch keeps its shape.
+  const StepBuffers& run(const at::Tensor& x, const at::Tensor& y);
+  bool captured() const { return recording_ != nullptr; }
+
+ private:
+  static std::unique_ptr<Recording> default_recording() { return std::make_unique<CudaGraph>(); }
+  void hold(const at::Tensor& x, const at::Tensor& y);
+
+  Body body_;
+  RecordingFactory record_;
+  StepBuffers buffers_;
+  int eager_steps_ = 0;
+  std::unique_ptr<Recording> recording_;
+};
+
+}  // namespace ft
