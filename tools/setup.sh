@@ -43,10 +43,13 @@ if [ "$have_torch" != "$torch_version" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q "torch==$torch_version"
 fi
-# Report tooling (h5py, matplotlib, lizard), the export tools' (tools/export: safetensors, ONNX) and
-# TensorBoard, whose own reader checks the event files a run writes.
-py_pkgs=(h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime onnxscript tensorboard)
-"$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime, onnxscript, tensorboard' \
+# Report tooling (h5py, matplotlib, lizard), the export tools' (tools/export: safetensors, ONNX),
+# TensorBoard, whose own reader checks the event files a run writes, and airbench, the reference the fast
+# recipe is timed against on GPUs (tools/bench/airbench94.py; found, not imported: it needs a GPU to run).
+py_pkgs=(h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime onnxscript tensorboard
+         airbench==0.1.8)
+"$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime, onnxscript, tensorboard
+import importlib.util; assert importlib.util.find_spec("airbench")' \
   2>/dev/null || "$venv/bin/python" -m pip install -q "${py_pkgs[@]}"
 
 mkdir -p "$cache/ccache"

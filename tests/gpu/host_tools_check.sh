@@ -41,6 +41,10 @@ bundle_made() {
   tar -tJf "$WORK/bundle/bundle.tar.xz" > "$WORK/bundle.list"  # read whole: grep -q would cut tar off (pipefail)
   grep -qx './bin/fusetrain' "$WORK/bundle.list" || ft_fail "the bundle lacks bin/fusetrain"
   grep -q 'tests/unit/unit_tests$' "$WORK/bundle.list" || ft_fail "the bundle lacks the unit tests"
+  grep -q 'engine_threads_tsan$' "$WORK/bundle.list" && ft_fail "the bundle carries the ThreadSanitizer build"
+  if "$FUSETRAIN_PYTHON" -c 'import importlib.util as u; assert u.find_spec("airbench")' 2> /dev/null; then
+    [ -f "$WORK/bundle/airbench/airbench/lib_airbench94.py" ] || ft_fail "the bundle lacks airbench's source"
+  fi
   pass
   # Unpacked into the other checkout: its programs start and ctest there finds the GPU cases, run from it.
   run_case unpacked 300 "${check_env[@]}" STAGES=unpack bash "$checkout/tools/gpu-host/device_check.sh" \

@@ -8,8 +8,9 @@
 #   DEBS=DIR|none  the .deb files to carry [fetched once with fetch-debs.sh into OUT_DIR/debs]; none: no debs
 #   LIMIT_MIB=N    the most OUT_DIR may hold [44: a device call carries 64 MiB, 20 stay free for the CIFAR-10
 #                  JPEG archive of the speed set]
-# OUT_DIR then holds bundle.tar.xz (stripped binaries and ctest files), bundle.info and debs/. The checkout
-# itself (tests, tools, configs) travels with every device call; the bundle holds only what is built.
+# OUT_DIR then holds bundle.tar.xz (stripped binaries and ctest files), bundle.info, debs/ and airbench/
+# (the airbench package's source, found through FUSETRAIN_PYTHON [python3]). The checkout itself (tests,
+# tools, configs) travels with every device call; the bundle holds only what is built.
 set -euo pipefail
 out=${1:?usage: bundle.sh OUT_DIR}
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,8 +39,8 @@ ensure_cuda_build() {
   cmake --build "$build" -j "$(nproc)"
 }
 
-# The build's files a check runs: every ELF executable under bin/ and tests/ (stripped), and the ctest
-# tree (CTestTestfile.cmake and GoogleTest's discovered lists).
+# The build's files a check runs: every ELF executable under bin/ and tests/ (stripped; not the
+# ThreadSanitizer build, a CPU test), and the ctest tree (CTestTestfile.cmake and GoogleTest's lists).
 stage_build() {
   local stage=$1 file rel
   while IFS= read -r -d '' file; do
@@ -50,7 +51,8 @@ stage_build() {
     else
       cp "$file" "$stage/$rel"
     fi
-  done < <(find "$build" -path '*/CMakeFiles' -prune -o -path "$build/tests/data" -prune -o -type f \
+  done < <(find "$build" -path '*/CMakeFiles' -prune -o -path "$build/tests/data" -prune \
+             -o -path "$build/tests/tsan/engine_threads_tsan" -prune -o -type f \
              \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \
                 -o \( -perm -u+x \( -path "$build/bin/*" -o -path "$build/tests/*" \) \) \) -print0)
 }
@@ -77,6 +79,17 @@ carry_debs() {
   esac
 }
 
+# airbench's source (pure Python, from the Python that has it), so the speed set can run the public
+# airbench94 beside fusetrain on a host that cannot reach PyPI.
+carry_airbench() {
+  local package
+  package=$("${FUSETRAIN_PYTHON:-python3}" -c 'import importlib.util as u; print(u.find_spec("airbench").submodule_search_locations[0])' \
+    2> /dev/null) || { echo "bundle.sh: ${FUSETRAIN_PYTHON:-python3} has no airbench (tools/setup.sh installs it):" \
+                         "the speed set will run without airbench94" >&2; return 0; }
+  rm -rf "$out/airbench" && mkdir -p "$out/airbench/airbench"
+  cp "$package"/*.py "$out/airbench/airbench/"
+}
+
 ensure_cuda_build
 mkdir -p "$out"
 stage=$(mktemp -d)
@@ -86,6 +99,7 @@ tar -C "$stage" -cf - . | xz -T0 -6 > "$out/bundle.tar.xz.partial"
 mv "$out/bundle.tar.xz.partial" "$out/bundle.tar.xz"
 write_info
 carry_debs
+carry_airbench
 bytes=$(du -sb "$out" | cut -f1)
 echo "bundle.sh: $out holds $((bytes / 1048576)) MiB: bundle.tar.xz $(($(stat -c %s "$out/bundle.tar.xz") / 1048576)) MiB" \
   "($(tar -tJf "$out/bundle.tar.xz" | grep -vc '/$') files from $build), $(find "$out/debs" -name '*.deb' 2> /dev/null | wc -l) .deb files"

@@ -96,7 +96,8 @@ stage_speed() {
     rm -rf /tmp/fusetrain-cifar && mkdir -p /tmp/fusetrain-cifar && tar -xJf "$archive" -C /tmp/fusetrain-cifar
     "$bin/fusetrain-prep" --format folder --input "$(find /tmp/fusetrain-cifar -maxdepth 2 -type d -name 'train' -printf '%h\n' | head -n 1)" \
       --output /tmp/fusetrain-cifar/data --name cifar10 > /dev/null
-    FUSETRAIN_BIN=$bin PYTHON=${FUSETRAIN_PYTHON:-python3} OUT=/tmp/fusetrain-cifar/runs bash "$root/tools/bench/fast_cifar.sh" \
+    [ -d "$BUNDLE/airbench/airbench" ] && export AIRBENCH=$BUNDLE/airbench  # the public reference, same seeds
+    FUSETRAIN_BIN=$bin PYTHON=${FUSETRAIN_PYTHON:-python3} OUT=/tmp/fusetrain-cifar/runs GRAPHS=1 bash "$root/tools/bench/fast_cifar.sh" \
       /tmp/fusetrain-cifar/data "${SEEDS:-2}" >> "$speed" 2>&1
   else
     echo "fast CIFAR-10: not run, no $archive" >> "$speed"

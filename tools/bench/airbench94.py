@@ -1,0 +1,156 @@
+# The public airbench94 (the `airbench` package, unchanged) on the project's CIFAR-10 shards, so that the
+# fast recipe is compared with the reference itself, on the same card and data, in the same call.
+"""Usage: python tools/bench/airbench94.py --data DIR [--airbench DIR] [--seeds N] [--seed S] [--work DIR]
+
+Runs airbench's own train94() (Keller Jordan's airbench, PyPI package `airbench`; tools/gpu-host/bundle.sh
+carries its source) once to warm up, then once per seed, and reports each run's test accuracy and time as
+fast_cifar_pytorch.py does, so tools/bench/fast_cifar.sh can put it in the same table.
+
+Only the data loading is adapted: airbench reads cifar10/train.pt and cifar10/test.pt (uint8 [N,32,32,3]
+images, int64 labels, class names) from the working folder and downloads CIFAR-10 through torchvision
+when they are missing. This script writes those two files from fusetrain-prep shards (train-*-of-*.h5,
+test-*-of-*.h5) into --work and runs there, so both programs train on the same decoded JPEG images. Where
+torchvision is not installed, the one piece of it the loader uses (transforms.Normalize on a tensor) is
+supplied; nothing of the network, schedule or augmentation is touched.
+
+Times: airbench_s is airbench's own total_time_seconds (the whitening fit, the training epochs and the
+final test-time-augmented evaluation, CUDA events); train_s leaves that last evaluation out, as
+fusetrain's epoch clocks and fast_cifar_pytorch.py's train_s do. Per seed one line
+    airbench94 seed=S test_acc=A train_s=T airbench_s=X
+then `airbench94_summary seeds=N test_acc_mean=... train_s_mean=... device_name=...`.
+--prepare-only writes the two files and stops (no GPU needed).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import pathlib
+import statistics
+import sys
+import types
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from pytorch_baseline import read_split  # noqa: E402  (the shard reader the other baselines use)
+
+
+def write_airbench_data(data: pathlib.Path, work: pathlib.Path) -> None:
+    """cifar10/train.pt and cifar10/test.pt under `work`, in airbench's format, from the shards in `data`."""
+    target = work / "cifar10"
+    target.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "test"):
+        part = read_split(data, split)
+        if part.images.shape[1:] != (32, 32, 3) or part.classes != 10:
+            raise SystemExit(f"{data}: airbench94 trains on CIFAR-10; the {split} shards hold "
+                             f"{part.classes} classes of {'x'.join(map(str, part.images.shape[1:]))} images")
+        blob = {"images": torch.from_numpy(part.images), "labels": torch.from_numpy(part.labels),
+                "classes": [str(k) for k in range(part.classes)]}
+        torch.save(blob, target / f"{split}.pt.partial")
+        os.replace(target / f"{split}.pt.partial", target / f"{split}.pt")
+
+
+def provide_torchvision_normalize() -> None:
+    """airbench's loader imports torchvision for transforms.Normalize alone; supply it where it is missing."""
+    try:
+        importlib.import_module("torchvision.transforms")
+        return
+    except ImportError:
+        pass
+
+    class Normalize:
+        def __init__(self, mean, std):
+            self.mean, self.std = mean, std
+
+        def __call__(self, x: torch.Tensor) -> torch.Tensor:
+            mean = torch.as_tensor(self.mean, dtype=x.dtype, device=x.device).view(-1, 1, 1)
+            std = torch.as_tensor(self.std, dtype=x.dtype, device=x.device).view(-1, 1, 1)
+            return (x - mean) / std
+
+    transforms = types.ModuleType("torchvision.transforms")
+    transforms.Normalize = Normalize
+    package = types.ModuleType("torchvision")
+    package.transforms = transforms
+    sys.modules["torchvision"], sys.modules["torchvision.transforms"] = package, transforms
+
+
+class RunRecorder:
+    """Reads each run's figures where airbench prints them, and times its final (test-time-augmented)
+    evaluation, by wrapping two functions of airbench.utils; the training code itself is untouched."""
+
+    def __init__(self, utils):
+        self.final = None
+        self.last_eval_s = 0.0
+        printer, evaluate = utils.print_training_details, utils.evaluate
+
+        def print_details(variables, is_final_entry):
+            if is_final_entry:
+                self.final = dict(variables)
+            return printer(variables, is_final_entry)
+
+        def timed_evaluate(model, loader, tta_level=0):
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            result = evaluate(model, loader, tta_level)
+            end.record()
+            torch.cuda.synchronize()
+            self.last_eval_s = 1e-3 * begin.elapsed_time(end)
+            return result
+
+        utils.print_training_details, utils.evaluate = print_details, timed_evaluate
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=pathlib.Path, required=True, help="fusetrain-prep CIFAR-10 shards")
+    parser.add_argument("--airbench", type=pathlib.Path, help="folder holding the airbench package")
+    parser.add_argument("--work", type=pathlib.Path, default=pathlib.Path("runs/airbench94"),
+                        help="where cifar10/train.pt and test.pt are written and airbench runs")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--prepare-only", action="store_true", help="write airbench's data files and stop")
+    args = parser.parse_args()
+    if not args.data.is_dir():
+        parser.error(f"--data {args.data}: not a folder")
+    if args.seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {args.seeds}")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    write_airbench_data(args.data, args.work)
+    if args.prepare_only:
+        print(f"airbench94 data: {args.work / 'cifar10'}")
+        return
+    if not torch.cuda.is_available():
+        raise SystemExit("airbench94.py: airbench94 trains on a CUDA device only (none is visible)")
+    if args.airbench:
+        sys.path.insert(0, str(args.airbench.resolve()))
+    provide_torchvision_normalize()
+    airbench = importlib.import_module("airbench")
+    recorder = RunRecorder(importlib.import_module("airbench.utils"))
+    os.chdir(args.work)  # airbench opens cifar10/*.pt relative to the working folder
+    with contextlib.redirect_stdout(sys.stderr):
+        airbench.warmup94()
+    results = []
+    for k in range(args.seeds):
+        seed = args.seed + k
+        torch.manual_seed(seed)
+        with contextlib.redirect_stdout(sys.stderr):  # airbench's own table, kept in the log
+            airbench.train94(run=k)
+        total = float(recorder.final["total_time_seconds"])
+        results.append((seed, float(recorder.final["tta_val_acc"]), total - recorder.last_eval_s, total))
+        print(f"airbench94 seed={seed} test_acc={results[-1][1]:.4f} train_s={results[-1][2]:.3f} "
+              f"airbench_s={total:.3f}", flush=True)
+    accs, times = [r[1] for r in results], [r[2] for r in results]
+    print(f"airbench94_summary seeds={len(results)} test_acc_mean={statistics.fmean(accs):.4f} "
+          f"test_acc_min={min(accs):.4f} test_acc_max={max(accs):.4f} train_s_mean={statistics.fmean(times):.3f} "
+          f"train_s_min={min(times):.3f} train_s_max={max(times):.3f} "
+          f"device_name={torch.cuda.get_device_name()}")
+
+
+if __name__ == "__main__":
+    main()
