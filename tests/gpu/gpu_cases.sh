@@ -191,23 +191,38 @@ case_fused_conv_bf16() {
   pass
 }
 
-# No host synchronisation inside a training step in fp32, bf16 and fp16: the steps after the first run
-# under CUDA's synchronisation debug mode set to error (the test aid FUSETRAIN_TEST_SYNC_DEBUG), so any
-# .item(), blocking copy or stream synchronisation inside one fails the run. The loss flag is read every
-# 100000 steps here (the default, 50, is a deliberate read).
-case_no_host_sync() {
-  gpu_training 1 nccl
-  local precision
-  for precision in fp32 bf16 fp16; do
-    quick_config "$WORK/sync_$precision.yaml" "precision: {dtype: $precision}" \
-      "train: {epochs: 1, seed: 11, device: cuda, loss_check_every: 100000}" "output: {dir: $WORK/runs, name: sync_$precision}"
-    run_case "no_host_sync_$precision" 300 env FUSETRAIN_TEST_SYNC_DEBUG=1 $FUSETRAIN_MPIRUN -np 1 "$FT" train \
-      --config "$WORK/sync_$precision.yaml"
+# No host synchronisation inside a training step in fp32, bf16 and fp16, eager and replayed from a CUDA
+# graph: the steps after the first run under CUDA's synchronisation debug mode set to error (the test aid
+# FUSETRAIN_TEST_SYNC_DEBUG), so any .item(), blocking copy or stream synchronisation inside one fails the
+# run. The loss flag is read every 100000 steps here (the default, 50, is a deliberate read).
+# sync_free_runs RANKS LABEL SETTINGS...: one run per setting (a precision, optionally ",graphs").
+sync_free_runs() {
+  local ranks=$1 label=$2 setting precision graphs name
+  shift 2
+  for setting in "$@"; do
+    precision=${setting%%,*}
+    graphs=false
+    [ "$setting" = "${setting%,graphs}" ] || graphs=true
+    name=sync_${label}_${precision}_$graphs
+    quick_config "$WORK/$name.yaml" "precision: {dtype: $precision}" \
+      "train: {epochs: 1, seed: 11, device: cuda, loss_check_every: 100000, cuda_graphs: $graphs}" \
+      "output: {dir: $WORK/runs, name: $name}"
+    run_case "no_host_sync_$name" 300 env FUSETRAIN_TEST_SYNC_DEBUG=1 $FUSETRAIN_MPIRUN -np "$ranks" "$FT" train \
+      --config "$WORK/$name.yaml"
     expect_status 0
     expect_no_message "synchroniz"
     expect_message "^epoch   1/1 "
     pass
   done
+}
+case_no_host_sync() {
+  gpu_training 1 nccl
+  sync_free_runs 1 one fp32 bf16 fp16 fp32,graphs bf16,graphs fp16,graphs
+}
+# The same on 2 GPUs over NCCL, eager and with the graph's all-reduce after the replay.
+case_no_host_sync_nccl() {
+  gpu_training 2 nccl
+  sync_free_runs 2 two fp32 bf16 fp16 bf16,graphs
 }
 
 # graphed_against_eager NAME RANKS PRECISION: the same run (seed, data, 2 epochs) eager and with
