@@ -8,6 +8,24 @@
 
 namespace ft {
 
+at::Tensor gradients_in_one_buffer(const std::vector<at::Tensor>& parameters, const at::Device& device) {
+  std::int64_t total = 0;
+  for (const auto& p : parameters) {
+    FT_CHECK(p.scalar_type() == at::kFloat && p.device() == device, "train.cuda_graphs: a parameter of type ",
+             p.scalar_type(), " on ", p.device(), "; the gradient buffer is float32 on ", device);
+    total += p.numel();
+  }
+  auto buffer = at::zeros({total}, at::TensorOptions().device(device).dtype(at::kFloat));
+  std::int64_t offset = 0;
+  for (auto p : parameters) {
+    const auto slot = buffer.narrow(0, offset, p.numel());
+    p.mutable_grad() =
+        p.is_non_overlapping_and_dense() ? slot.as_strided(p.sizes(), p.strides()) : slot.view(p.sizes());
+    offset += p.numel();
+  }
+  return buffer;
+}
+
 GraphedStep::GraphedStep(Body body, RecordingFactory record) : body_(std::move(body)), record_(std::move(record)) {}
 
 // The static inputs on the first batch (with its layout, channels_last included) and the outputs; later

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "train/cuda_graph.h"
 
@@ -16,6 +17,11 @@ namespace ft {
 struct StepBuffers {
   at::Tensor x, y, loss, correct;
 };
+
+// Makes every parameter's gradient a view into one zeroed float32 buffer on `device` (with the parameter's
+// own layout) and returns it: backward then accumulates into memory made outside any graph, and several
+// ranks all-reduce it in one call. Throws, naming it, for a parameter that is not float32 on `device`.
+at::Tensor gradients_in_one_buffer(const std::vector<at::Tensor>& parameters, const at::Device& device);
 
 class GraphedStep {
  public:

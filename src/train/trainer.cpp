@@ -560,29 +560,15 @@ void Trainer::graphed_body(const StepBuffers& b) {
   if (world_.size() == 1) optimizer_step();
 }
 
-// train.cuda_graphs: every gradient becomes a view into one float32 buffer made before any step, so that
-// backward accumulates into memory outside the graph's and several ranks all-reduce it in one call. The
-// config checks ruled out what a graph cannot replay; the number of ranks and the backend are known here.
+// train.cuda_graphs: every gradient a view into one float32 buffer made before any step. The config checks
+// ruled out what a graph cannot replay; the number of ranks and the backend are known only here.
 void Trainer::make_graphed_step() {
   auto& s = *state_;
   FT_REQUIRE(s.fused, "train.cuda_graphs needs the fused optimizer step");
   FT_REQUIRE(world_.size() == 1 || backend_.uses_device_memory(), "train.cuda_graphs on ", world_.size(),
              " ranks all-reduces GPU memory in place: it needs distributed.backend 'nccl', not '",
              config_.distributed.backend, "'");
-  std::int64_t total = 0;
-  for (const auto& p : s.parameters) {
-    FT_CHECK(p.scalar_type() == at::kFloat && p.device() == device_, "train.cuda_graphs: a parameter of type ",
-             p.scalar_type(), " on ", p.device(), "; the gradient buffer is float32 on ", device_);
-    total += p.numel();
-  }
-  s.flat_grads = at::zeros({total}, at::TensorOptions().device(device_).dtype(at::kFloat));
-  std::int64_t offset = 0;
-  for (auto& p : s.parameters) {
-    const auto slot = s.flat_grads.narrow(0, offset, p.numel());
-    p.mutable_grad() =
-        p.is_non_overlapping_and_dense() ? slot.as_strided(p.sizes(), p.strides()) : slot.view(p.sizes());
-    offset += p.numel();
-  }
+  s.flat_grads = gradients_in_one_buffer(s.parameters, device_);
   s.fused->use_device_rates();
   s.graphed = std::make_unique<GraphedStep>([this](const StepBuffers& b) { graphed_body(b); });
 }

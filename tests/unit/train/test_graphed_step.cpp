@@ -1,6 +1,6 @@
 // GraphedStep's bookkeeping on the CPU with a stand-in recording (the work kept and run again on replay, as
 // a CUDA graph relaunches it): eager warm-up steps, one capture, replays that read each step's batch from
-// the static inputs, and a refused change of shape.
+// the static inputs, and a refused change of shape; and the one gradient buffer backward writes into.
 #include <gtest/gtest.h>
 
 #include "runtime/error.h"
@@ -84,6 +84,38 @@ TEST(GraphedStep, AnotherShapeIsRefused) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("a captured step replays one shape"), std::string::npos) << e.what();
   }
+}
+
+// Backward accumulates into the buffer itself (so a graph's backward writes memory made outside it): the
+// gradients are views of it with each parameter's layout, channels_last included, and after the buffer is
+// zeroed a second backward leaves that step's gradients alone, as autograd's own would be.
+TEST(GradientsInOneBuffer, BackwardWritesIntoTheBuffer) {
+  at::manual_seed(3);
+  auto weight = at::randn({4, 3, 3, 3}).contiguous(at::MemoryFormat::ChannelsLast).requires_grad_(true);
+  auto bias = at::randn({4}).requires_grad_(true);
+  const std::vector<at::Tensor> parameters = {weight, bias};
+  const auto x = at::randn({2, 3, 5, 5});
+  const auto loss_of = [&] { return at::conv2d(x, weight, bias).square().mean(); };
+  loss_of().backward();
+  const auto expected_weight = weight.grad().clone(), expected_bias = bias.grad().clone();
+
+  const auto buffer = gradients_in_one_buffer(parameters, at::kCPU);
+  EXPECT_EQ(buffer.numel(), weight.numel() + bias.numel());
+  EXPECT_TRUE(weight.grad().is_contiguous(at::MemoryFormat::ChannelsLast));
+  for (int step = 0; step < 2; ++step) {
+    buffer.zero_();
+    loss_of().backward();
+    EXPECT_TRUE(weight.grad().is_alias_of(buffer)) << "step " << step << ": backward replaced the view";
+    EXPECT_TRUE(bias.grad().is_alias_of(buffer)) << "step " << step;
+    EXPECT_TRUE(at::allclose(weight.grad(), expected_weight)) << "step " << step;
+    EXPECT_TRUE(at::allclose(bias.grad(), expected_bias)) << "step " << step;
+  }
+  EXPECT_TRUE(at::allclose(buffer.narrow(0, weight.numel(), bias.numel()), expected_bias));
+}
+
+TEST(GradientsInOneBuffer, RefusesAParameterOfAnotherType) {
+  const std::vector<at::Tensor> parameters = {at::zeros({3}, at::kDouble).requires_grad_(true)};
+  EXPECT_THROW(gradients_in_one_buffer(parameters, at::kCPU), Error);
 }
 
 }  // namespace
