@@ -1,5 +1,5 @@
-// Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD, so the
-// figure is the framework's own step rate. Scaling efficiency = images/s at N ranks / (N x images/s at 1).
+// Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD (fused
+// where training fuses it; --cuda-graphs replays the step), so the figure is the framework's own step rate. Scaling efficiency = images/s at N ranks / (N x images/s at 1).
 #include "app/bench_common.h"
 #include "app/command_line.h"
 #include "app/error_text.h"
@@ -11,17 +11,22 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 #include <thread>
 
 #include "comm/backend.h"
+#include "comm/dtype.h"
 #include "engine/engine.h"
 #include "models/channels_last.h"
 #include "models/network.h"
 #include "monitor/timer.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
+#include "train/cuda_graph.h"
 #include "train/device_setup.h"
+#include "train/fused_step.h"
+#include "train/graphed_step.h"
 #include "train/optimizer.h"
 #include "train/precision.h"
 #include "train/visible_devices.h"
@@ -46,6 +51,7 @@ po::options_description step_options() {
       ("precision", po::value<std::string>()->default_value("fp32"),
        (choice_list<Precision>(" | ") + " (fp16/bf16: autocast as precision.dtype, bf16 on CPU too; no loss scaling)").c_str())
       ("channels-last", "channels-last images and conv weights (as precision.channels_last)")
+      ("cuda-graphs", "replay each step from a CUDA graph (as train.cuda_graphs; GPUs, NCCL on several ranks)")
       ("threads", po::value<int>()->default_value(0),
        "CPU threads per rank (0 = cores / largest world size, the same for every world size)");
   return options;
@@ -121,6 +127,67 @@ StepComm step_comm(const World& world, const EngineStats& before, const EngineSt
   return {sums[0] * scale, sums[1] * scale};
 }
 
+// What a benchmark step is made of: the model, its fixed batch, the optimizer (fused where training would
+// fuse it) and, eager, the gradient engine.
+struct StepParts {
+  std::shared_ptr<Network> net;
+  at::Tensor x, y;
+  StepFormat format;
+  at::Device device = at::kCPU;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<FusedStep> fused;
+  std::unique_ptr<GradientEngine> engine;
+};
+
+at::Tensor step_loss(StepParts& p, const at::Tensor& x, const at::Tensor& y, int world_size) {
+  AutocastScope autocast(p.device, p.format.amp_dtype);
+  return at::cross_entropy_loss(p.net->forward(x).to(p.format.param_dtype), y) * (1.0 / world_size);
+}
+
+void optimizer_step(StepParts& p) {
+  if (p.fused)
+    p.fused->step();
+  else
+    p.optimizer->step();
+}
+
+// Eager: the engine all-reduces during backward, then the optimizer steps.
+std::function<void()> eager_step(StepParts& p, int world_size) {
+  return [&p, world_size] {
+    p.engine->clear_gradients();
+    p.engine->prepare(true);
+    step_loss(p, p.x, p.y, world_size).backward();
+    p.engine->finish();
+    optimizer_step(p);
+  };
+}
+
+// --cuda-graphs, as training does it: after warm-up one graph holds forward, backward and (one rank) the
+// optimizer; several ranks all-reduce the one gradient buffer over NCCL after the replay, then step.
+std::function<void()> graphed_step(StepParts& p, Backend& backend, const World& world,
+                                   const std::vector<at::Tensor>& parameters, int warmup) {
+  FT_REQUIRE(p.device.is_cuda(), "--cuda-graphs needs a CUDA device (--device ", p.device, ")");
+  FT_REQUIRE(warmup > GraphedStep::kWarmupSteps, "--cuda-graphs captures the step after ", GraphedStep::kWarmupSteps,
+             " eager ones: --warmup must be at least ", GraphedStep::kWarmupSteps + 1, " so that only replays are timed");
+  FT_REQUIRE(p.fused, "--cuda-graphs needs the fused optimizer step");
+  FT_REQUIRE(world.size() == 1 || backend.uses_device_memory(), "--cuda-graphs on ", world.size(),
+             " ranks needs --backend nccl");
+  auto flat = gradients_in_one_buffer(parameters, p.device);
+  const int world_size = world.size();
+  auto graphed = std::make_shared<GraphedStep>([&p, flat, world_size](const StepBuffers& b) mutable {
+    flat.zero_();
+    step_loss(p, b.x, b.y, world_size).backward();
+    if (world_size == 1) optimizer_step(p);
+  });
+  return [&p, &backend, graphed, flat, world_size] {
+    graphed->run(p.x, p.y);
+    if (world_size == 1) return;
+    backend.allreduce(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), DType::kFloat32,
+                      current_cuda_stream());
+    optimizer_step(p);
+  };
+}
+
 }  // namespace
 
 int bench_step_worker(int argc, char** argv) {
@@ -142,49 +209,47 @@ int bench_step_worker(int argc, char** argv) {
     auto backend = make_backend(world, backend_options);
 
     const InputShape shape = parse_image_shape(vm["image"].as<std::string>());
-    const StepFormat format = step_format(vm, device);
-    auto net = step_network(config, shape, device, format);
+    StepParts parts;
+    parts.device = device;
+    parts.format = step_format(vm, device);
+    parts.net = step_network(config, shape, device, parts.format);
     std::vector<NamedTensor> named;
     std::vector<at::Tensor> parameters;
-    for (const auto& item : net->named_parameters()) {
+    for (const auto& item : parts.net->named_parameters()) {
       if (!item.value().requires_grad()) continue;  // frozen parameters get no gradient
       named.push_back({item.key(), item.value()});
       parameters.push_back(item.value());
     }
-    GradientEngineOptions engine_options;
-    engine_options.average = false;  // the loss is divided by the world size instead
-    GradientEngine engine(*backend, world, named, engine_options);
     config.optimizer.momentum = 0.9;
-    auto optimizer = make_optimizer(config.optimizer, parameters);
-
+    parts.optimizer = make_optimizer(config.optimizer, parameters);
+    parts.fused = FusedStep::make(*parts.optimizer, config.optimizer, device);
     const int batch = vm["batch"].as<int>();
     const auto options_device = at::TensorOptions().device(device);
-    auto x = at::randn({batch, shape.channels, shape.height, shape.width}, options_device.dtype(format.param_dtype));
-    if (format.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
-    const auto y = at::randint(0, shape.classes, {batch}, options_device.dtype(at::kLong));
-    auto step = [&] {
-      engine.clear_gradients();
-      engine.prepare(true);
-      at::Tensor loss;
-      {
-        AutocastScope autocast(device, format.amp_dtype);
-        loss = at::cross_entropy_loss(net->forward(x).to(format.param_dtype), y);
-      }
-      (loss * (1.0 / world.size())).backward();
-      engine.finish();
-      optimizer->step();
-    };
+    parts.x = at::randn({batch, shape.channels, shape.height, shape.width},
+                        options_device.dtype(parts.format.param_dtype));
+    if (parts.format.channels_last) parts.x = parts.x.contiguous(at::MemoryFormat::ChannelsLast);
+    parts.y = at::randint(0, shape.classes, {batch}, options_device.dtype(at::kLong));
+    std::function<void()> step;
+    if (vm.count("cuda-graphs")) {
+      step = graphed_step(parts, *backend, world, parameters, vm["warmup"].as<int>());
+    } else {
+      GradientEngineOptions engine_options;
+      engine_options.average = false;  // the loss is divided by the world size instead
+      parts.engine = std::make_unique<GradientEngine>(*backend, world, named, engine_options);
+      step = eager_step(parts, world.size());
+    }
+    const auto stats = [&parts] { return parts.engine ? parts.engine->stats() : EngineStats{}; };
     for (int i = 0; i < vm["warmup"].as<int>(); ++i) step();
     synchronize(device);
     world.barrier();
     const int steps = vm["steps"].as<int>();
-    const EngineStats before = engine.stats();
+    const EngineStats before = stats();
     Stopwatch clock;
     for (int i = 0; i < steps; ++i) step();
     synchronize(device);
     double seconds = clock.seconds();
     seconds = world.allreduce_max(seconds);
-    const StepComm comm = step_comm(world, before, engine.stats(), steps);
+    const StepComm comm = step_comm(world, before, stats(), steps);
     if (world.rank() == 0)
       std::printf("images_per_s=%.3f ranks=%d seconds=%.4f allreduce_ms=%.2f exposed_ms=%.2f hidden=%.3f\n",
                   double(batch) * steps * world.size() / seconds, world.size(), seconds, comm.allreduce_ms,
@@ -219,8 +284,8 @@ int bench_step(int argc, char** argv) {
     int threads = vm["threads"].as<int>();
     if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / largest);
     forward += cat(" --threads ", threads);
-    std::printf("threads per rank: %d, precision %s%s\n\n", threads, vm["precision"].as<std::string>().c_str(),
-                vm.count("channels-last") ? ", channels-last" : "");
+    std::printf("threads per rank: %d, precision %s%s%s\n\n", threads, vm["precision"].as<std::string>().c_str(),
+                vm.count("channels-last") ? ", channels-last" : "", vm.count("cuda-graphs") ? ", CUDA graphs" : "");
     std::printf("| ranks | images_per_s | per_rank | scaling_efficiency | allreduce_ms/step | exposed_ms/step | "
                 "hidden |\n|---|---|---|---|---|---|---|\n");
     double base = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `fusetrain bench step` on the CPU: a rate for 1 and 2 ranks in fp32, the same with channels-last, and
 # clear refusals of a precision that does not exist and of one the CPU does not train in; --allow-device-sharing
-# on the CPU (default world sizes 1 and 2) and its refusal with NCCL.
+# on the CPU (default world sizes 1 and 2) and its refusal with NCCL; --cuda-graphs refused on the CPU.
 set -euo pipefail
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}"
 work=$FUSETRAIN_TMP/bench_step
@@ -43,4 +43,7 @@ grep -q "mpirun" "$work/nccl.log" && fail "NCCL sharing reached mpirun"
 if step --ranks 1 --backend nccl > "$work/nccl_cpu.log" 2>&1; then fail "--backend nccl was accepted on the CPU"; fi
 grep -q "error: --backend nccl needs CUDA devices (--device cpu: " "$work/nccl_cpu.log" ||
   { cat "$work/nccl_cpu.log"; fail "unclear NCCL-on-CPU error"; }
+if step --ranks 1 --cuda-graphs > "$work/graphs.log" 2>&1; then fail "--cuda-graphs was accepted on the CPU"; fi
+grep -q "error: --cuda-graphs needs a CUDA device (--device cpu)" "$work/graphs.log" ||
+  { cat "$work/graphs.log"; fail "unclear --cuda-graphs-on-CPU error"; }
 echo PASS

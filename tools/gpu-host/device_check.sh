@@ -89,6 +89,8 @@ stage_speed() {
     echo
     "$bin/fusetrain" bench step --model resnet18 --device cuda --ranks 1 --batch 512 --precision bf16 --channels-last \
       --steps 30 --warmup 10
+    "$bin/fusetrain" bench step --model resnet18 --device cuda --ranks 1 --batch 512 --precision bf16 --channels-last \
+      --steps 30 --warmup 10 --cuda-graphs
     resnet_pytorch --no-compile
     "$bin/fusetrain" bench kernels
   } > "$speed" 2>&1
@@ -104,7 +106,7 @@ stage_speed() {
   fi
   resnet_pytorch --compile >> "$speed" 2>&1  # last: compiling takes a minute
   cat "$speed"
-  grep -E '^\| 1 \||images_per_s=|time ratio' "$speed" | sed 's/^/figure: /'
+  grep -E '^threads per rank|^\| 1 \||images_per_s=|time ratio' "$speed" | sed 's/^/figure: /'
 }
 
 # ResNet-18 bf16 channels_last batch 512 in eager (--no-compile) or compiled (--compile) PyTorch.
