@@ -101,12 +101,29 @@ stage_speed() {
     [ -d "$BUNDLE/airbench/airbench" ] && export AIRBENCH=$BUNDLE/airbench  # the public reference, same seeds
     FUSETRAIN_BIN=$bin PYTHON=${FUSETRAIN_PYTHON:-python3} OUT=/tmp/fusetrain-cifar/runs GRAPHS=1 bash "$root/tools/bench/fast_cifar.sh" \
       /tmp/fusetrain-cifar/data "${SEEDS:-2}" >> "$speed" 2>&1
+    { profile_fast eager false; profile_fast graphs true; } >> "$speed" 2>&1
   else
     echo "fast CIFAR-10: not run, no $archive" >> "$speed"
   fi
   resnet_pytorch --compile >> "$speed" 2>&1  # last: compiling takes a minute
   cat "$speed"
-  grep -E '^threads per rank|^\| 1 \||images_per_s=|time ratio' "$speed" | sed 's/^/figure: /'
+  grep -E '^threads per rank|^\| 1 \||images_per_s=|time ratio|^trace_summary' "$speed" | sed 's/^/figure: /'
+}
+
+# profile_fast LABEL GRAPHS: 10 steps of the fast recipe (epoch 1, after 20) under the operator profiler,
+# eager or with CUDA graphs: wall time per step against the GPU's busy time (tools/bench/trace_summary.py).
+profile_fast() {
+  local dir=/tmp/fusetrain-cifar/profile
+  mkdir -p "$dir"
+  if "$(build_dir)/bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" --set data.path=/tmp/fusetrain-cifar/data \
+       --set "output.dir=$dir" --set "output.name=fast-$1" --set train.epochs=1 --set "train.cuda_graphs=$2" \
+       --set profile.wait=20 --set profile.warmup=3 --set profile.active=10 --set "profile.trace=$dir/$1.json" \
+       > "$dir/$1.log" 2>&1; then
+    "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/trace_summary.py" "$dir/$1.json" --steps 10 --label "fast_$1"
+  else
+    echo "profile of the fast recipe ($1) failed:"
+    tail -n 5 "$dir/$1.log"
+  fi
 }
 
 # ResNet-18 bf16 channels_last batch 512 in eager (--no-compile) or compiled (--compile) PyTorch.
