@@ -32,12 +32,12 @@ void Lookahead::after_step(std::int64_t step) {
 
 void Lookahead::finish() { pull(1.0); }
 
+// Two multi-tensor launches per dtype on a GPU, not two per tensor.
 void Lookahead::pull(double d) {
   at::NoGradGuard no_grad;
-  for (std::size_t i = 0; i < weights_.size(); ++i) {
-    slow_[i].lerp_(weights_[i], 1.0 - d);
-    weights_[i].copy_(slow_[i]);
-  }
+  if (weights_.empty()) return;
+  at::_foreach_lerp_(slow_, weights_, 1.0 - d);
+  at::_foreach_copy_(weights_, slow_);
 }
 
 }  // namespace ft

@@ -37,5 +37,32 @@ TEST(Lookahead, PullsEveryKStepsAndFinishesOnTheSlowCopy) {
   EXPECT_EQ(counter.item<std::int64_t>(), 7);
 }
 
+// One pull over many tensors at once (parameters that require gradients, a channels_last weight, another
+// dtype) moves each exactly as its own lerp and copy would.
+TEST(Lookahead, PullsEveryTensorAsItsOwnLerp) {
+  at::manual_seed(4);
+  std::vector<at::Tensor> tensors = {at::randn({3, 2}).requires_grad_(true),
+                                     at::randn({2, 3, 3, 3}).contiguous(at::MemoryFormat::ChannelsLast),
+                                     at::randn({5}, at::kDouble)};
+  Lookahead lookahead(tensors, 1, 10);
+  std::vector<at::Tensor> slow, trained;
+  {
+    at::NoGradGuard no_grad;
+    for (auto& t : tensors) {
+      slow.push_back(t.detach().clone());
+      t.add_(at::randn_like(t));
+      trained.push_back(t.detach().clone());
+    }
+  }
+  lookahead.after_step(5);
+  const double d = Lookahead::decay(5, 10);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto expected = slow[i].lerp(trained[i], 1.0 - d);
+    EXPECT_TRUE(at::equal(tensors[i].detach(), expected)) << "tensor " << i;
+    EXPECT_TRUE(at::equal(lookahead.slow()[i], expected)) << "slow copy " << i;
+  }
+  EXPECT_TRUE(tensors[1].is_contiguous(at::MemoryFormat::ChannelsLast));
+}
+
 }  // namespace
 }  // namespace ft
