@@ -511,12 +511,7 @@ void Trainer::eager_step(int epoch, std::int64_t step, const at::Tensor& indices
 // join the epoch's sums on the device.
 void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
   auto& s = *state_;
-  const std::int64_t batch = config_.data.batch_size;
-  s.clock->begin();
-  const auto rows = indices.narrow(0, step * batch, batch);
-  auto [x, y] = s.train->batch(rows, s.train_params, draw_position(epoch, step, batch, world_.rank(), world_.size()),
-                               s.param_dtype, config_.precision.channels_last);
-  s.clock->end(Phase::kData);
+  const auto [x, y] = micro_batch(epoch, step, indices);
   s.clock->begin();
   s.fused->load_rates();
   const StepBuffers& out = s.graphed->run(x, y);
@@ -530,11 +525,29 @@ void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indic
     optimizer_step();
     s.clock->end(Phase::kOptimizer);
   }
+  count_batch(out.loss, out.correct, sums);
+}
+
+// Batch `slot` of the epoch's order, gathered and augmented on the device (the data phase).
+std::pair<at::Tensor, at::Tensor> Trainer::micro_batch(int epoch, std::int64_t slot, const at::Tensor& indices) {
+  auto& s = *state_;
+  const std::int64_t batch = config_.data.batch_size;
+  s.clock->begin();
+  const auto rows = indices.narrow(0, slot * batch, batch);
+  auto xy = s.train->batch(rows, s.train_params, draw_position(epoch, slot, batch, world_.rank(), world_.size()),
+                           s.param_dtype, config_.precision.channels_last);
+  s.clock->end(Phase::kData);
+  return {std::move(xy.first), std::move(xy.second)};
+}
+
+// A batch's mean loss and correct count into the epoch's sums, and the first non-finite loss's step, all on
+// the device.
+void Trainer::count_batch(const at::Tensor& loss, const at::Tensor& correct, EpochSums& sums) {
   at::NoGradGuard no_grad;
-  sums.loss_sum += out.loss * static_cast<double>(batch);
-  sums.correct += out.correct;
-  if (s.dtype == at::kHalf) return;  // fp16 overflows are the scaler's business: it skips the step
-  const auto bad = at::logical_and(at::logical_not(at::isfinite(out.loss)), sums.first_bad.lt(0));
+  sums.loss_sum += loss.to(at::kDouble) * static_cast<double>(config_.data.batch_size);
+  sums.correct += correct;
+  if (state_->dtype == at::kHalf) return;  // fp16 overflows are the scaler's business: it skips the step
+  const auto bad = at::logical_and(at::logical_not(at::isfinite(loss)), sums.first_bad.lt(0));
   sums.first_bad = at::where(bad, at::full_like(sums.first_bad, global_step_), sums.first_bad);
 }
 
@@ -602,11 +615,7 @@ std::int64_t Trainer::skipped_steps() {
 void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums) {
   auto& s = *state_;
   const std::int64_t batch = config_.data.batch_size;
-  s.clock->begin();
-  const auto rows = indices.narrow(0, slot * batch, batch);
-  auto [x, y] = s.train->batch(rows, s.train_params, draw_position(epoch, slot, batch, world_.rank(), world_.size()),
-                               s.param_dtype, config_.precision.channels_last);
-  s.clock->end(Phase::kData);
+  const auto [x, y] = micro_batch(epoch, slot, indices);
 
   s.clock->begin();
   const int accumulation = config_.train.accumulation_steps;
@@ -619,16 +628,7 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
     loss = at::cross_entropy_loss(logits.to(s.param_dtype), y, {}, at::Reduction::Mean, -100,
                                   config_.regularization.label_smoothing);
   }
-  {
-    at::NoGradGuard no_grad;
-    const auto detached = loss.detach();
-    sums.loss_sum += detached.to(at::kDouble) * static_cast<double>(batch);
-    sums.correct += logits.detach().argmax(1).eq(y).sum();
-    if (s.dtype != at::kHalf) {  // fp16 overflows are the scaler's business: it skips the step
-      const auto bad = at::logical_and(at::logical_not(at::isfinite(detached)), sums.first_bad.lt(0));
-      sums.first_bad = at::where(bad, at::full_like(sums.first_bad, global_step_), sums.first_bad);
-    }
-  }
+  count_batch(loss.detach(), logits.detach().argmax(1).eq(y).sum(), sums);
   s.clock->end(Phase::kForward);
 
   s.clock->begin();

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "config/schema.h"
@@ -70,6 +71,8 @@ class Trainer {
   void eager_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
   void graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
   void graphed_body(const StepBuffers& buffers);
+  std::pair<at::Tensor, at::Tensor> micro_batch(int epoch, std::int64_t slot, const at::Tensor& indices);
+  void count_batch(const at::Tensor& loss, const at::Tensor& correct, EpochSums& sums);
   void make_graphed_step();
   void forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums);
   void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
