@@ -54,15 +54,18 @@ std::unique_ptr<FusedStep> FusedStep::make(torch::optim::Optimizer& optimizer, c
 
 void FusedStep::step(const at::Tensor& skip) {
   const std::optional<at::Tensor> found_inf = skip.defined() ? std::optional<at::Tensor>(skip) : std::nullopt;
-  for (auto& group : optimizer_.param_groups()) {
+  auto& groups = optimizer_.param_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const at::Tensor* rate = rates_.empty() ? nullptr : &rates_[g];
     if (name_ == OptimizerName::sgd)
-      sgd_group(group, found_inf);
+      sgd_group(groups[g], rate, found_inf);
     else
-      adam_group(group, found_inf);
+      adam_group(groups[g], rate, found_inf);
   }
 }
 
-void FusedStep::sgd_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip) {
+void FusedStep::sgd_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
+                          const std::optional<at::Tensor>& skip) {
   const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
   FT_CHECK(o.dampening() == 0, "fused SGD: dampening is not supported");
   std::vector<at::Tensor> params, grads, buffers;
@@ -77,12 +80,14 @@ void FusedStep::sgd_group(torch::optim::OptimizerParamGroup& group, const std::o
   }
   if (params.empty()) return;
   at::NoGradGuard no_grad;
-  if (!rates_.empty())
-    at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), rate_of(group), o.dampening(),
-                    o.nesterov(), /*maximize=*/false, /*is_first_step=*/false, /*grad_scale=*/std::nullopt, skip);
-  else
-    at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), o.lr(), o.dampening(), o.nesterov(),
+  const auto run = [&](const auto& lr) {
+    at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), lr, o.dampening(), o.nesterov(),
                     /*maximize=*/false, /*is_first_step=*/false, /*grad_scale=*/std::nullopt, skip);
+  };
+  if (rate)
+    run(*rate);
+  else
+    run(o.lr());
 }
 
 at::Tensor& FusedStep::step_count(const at::Tensor& param, std::int64_t stored) {
@@ -91,7 +96,8 @@ at::Tensor& FusedStep::step_count(const at::Tensor& param, std::int64_t stored) 
   return count;
 }
 
-void FusedStep::adam_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip) {
+void FusedStep::adam_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
+                           const std::optional<at::Tensor>& skip) {
   double lr, beta1, beta2, eps, decay;
   bool amsgrad;
   const bool decoupled = name_ == OptimizerName::adamw;
@@ -121,16 +127,16 @@ void FusedStep::adam_group(torch::optim::OptimizerParamGroup& group, const std::
   if (params.empty()) return;
   at::NoGradGuard no_grad;
   at::_foreach_add_(counts, 1);
-  const auto run = [&](const auto& rate) {
+  const auto run = [&](const auto& step_lr) {
     if (decoupled)
-      at::_fused_adamw_(params, grads, averages, squares, maxima, counts, rate, beta1, beta2, decay, eps, amsgrad,
-                        /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+      at::_fused_adamw_(params, grads, averages, squares, maxima, counts, step_lr, beta1, beta2, decay, eps,
+                        amsgrad, /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
     else
-      at::_fused_adam_(params, grads, averages, squares, maxima, counts, rate, beta1, beta2, decay, eps, amsgrad,
+      at::_fused_adam_(params, grads, averages, squares, maxima, counts, step_lr, beta1, beta2, decay, eps, amsgrad,
                        /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
   };
-  if (!rates_.empty())
-    run(rate_of(group));
+  if (rate)
+    run(*rate);
   else
     run(lr);
   // A skipped step does not count (the counts are 0-dimensional, the flag has one element).
@@ -151,14 +157,6 @@ void FusedStep::load_rates() {
   auto& groups = optimizer_.param_groups();
   FT_CHECK(rates_.size() == groups.size(), "fused step: the parameter groups changed after use_device_rates()");
   for (std::size_t g = 0; g < groups.size(); ++g) rates_[g].fill_(groups[g].options().get_lr());
-}
-
-const at::Tensor& FusedStep::rate_of(const torch::optim::OptimizerParamGroup& group) const {
-  const auto& groups = optimizer_.param_groups();
-  for (std::size_t g = 0; g < groups.size(); ++g)
-    if (&groups[g] == &group) return rates_[g];
-  FT_CHECK(false, "fused step: a parameter group without a device rate");
-  return rates_.front();
 }
 
 void FusedStep::store_step_counts() {

@@ -36,10 +36,12 @@ class FusedStep {
 
  private:
   FusedStep(torch::optim::Optimizer& optimizer, OptimizerName name) : optimizer_(optimizer), name_(name) {}
-  void sgd_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip);
-  void adam_group(torch::optim::OptimizerParamGroup& group, const std::optional<at::Tensor>& skip);
+  // `rate`: the group's device rate (use_device_rates), or nullptr for the group's own lr as an argument.
+  void sgd_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
+                 const std::optional<at::Tensor>& skip);
+  void adam_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
+                  const std::optional<at::Tensor>& skip);
   at::Tensor& step_count(const at::Tensor& param, std::int64_t stored);
-  const at::Tensor& rate_of(const torch::optim::OptimizerParamGroup& group) const;
 
   torch::optim::Optimizer& optimizer_;
   OptimizerName name_;

@@ -18,7 +18,8 @@ struct Twin {
   std::unique_ptr<FusedStep> fused;
 };
 
-Twin twin(OptimizerConfig config) {
+// `split`: the parameters in two optimizer groups (the first two, then the third) instead of one.
+Twin twin(OptimizerConfig config, bool split = false) {
   at::manual_seed(11);
   Twin t;
   for (auto shape : {std::vector<std::int64_t>{8, 4}, {4}, {3, 2, 2}}) {
@@ -26,8 +27,12 @@ Twin twin(OptimizerConfig config) {
     t.fused_params.push_back(p.clone().requires_grad_(true));
     t.plain_params.push_back(p.clone().requires_grad_(true));
   }
-  t.fused_optimizer = make_optimizer(config, t.fused_params);
-  t.plain_optimizer = make_optimizer(config, t.plain_params);
+  const auto groups_of = [split](const std::vector<at::Tensor>& p) {
+    if (!split) return std::vector<ParameterGroup>{{p, {}}};
+    return std::vector<ParameterGroup>{{{p[0], p[1]}, {}}, {{p[2]}, {}}};
+  };
+  t.fused_optimizer = make_optimizer(config, groups_of(t.fused_params));
+  t.plain_optimizer = make_optimizer(config, groups_of(t.plain_params));
   config.implementation = OptimizerImplementation::fused;
   t.fused = FusedStep::make(*t.fused_optimizer, config, at::kCPU);
   return t;
@@ -105,14 +110,16 @@ TEST_P(FusedStepEquals, LibTorchContinuesFromTheStoredCounts) {
 }
 
 // Rates read from tensors (as a captured step reads them) follow the schedule: each step's rate is set on
-// the groups, loaded into the tensors, and the step equals LibTorch's at that rate.
+// the groups (each its own), loaded into the tensors, and the step equals LibTorch's at those rates.
 TEST_P(FusedStepEquals, DeviceRatesFollowTheSchedule) {
-  Twin t = twin(config_of(GetParam()));
+  Twin t = twin(config_of(GetParam()), /*split=*/true);
+  ASSERT_EQ(t.fused_optimizer->param_groups().size(), 2u);
   t.fused->use_device_rates();
   for (int step = 1; step <= 4; ++step) {
     const double lr = 0.05 / step;
     for (auto* optimizer : {t.fused_optimizer.get(), t.plain_optimizer.get()})
-      for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
+      for (std::size_t g = 0; g < optimizer->param_groups().size(); ++g)
+        optimizer->param_groups()[g].options().set_lr(lr * static_cast<double>(3 * g + 1));
     t.fused->load_rates();
     same_gradients(t);
     t.fused->step();
