@@ -1,5 +1,6 @@
-// Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD (fused
-// where training fuses it; --cuda-graphs replays the step), so the figure is the framework's own step rate. Scaling efficiency = images/s at N ranks / (N x images/s at 1).
+// Step benchmark: synthetic device-resident batches, the real model, the gradient engine and SGD (fused where
+// training fuses it; --cuda-graphs replays the step), so the figure is the framework's own step rate.
+// Scaling efficiency = images/s at N ranks / (N x images/s at 1).
 #include "app/bench_common.h"
 #include "app/command_line.h"
 #include "app/error_text.h"
@@ -16,14 +17,12 @@
 #include <thread>
 
 #include "comm/backend.h"
-#include "comm/dtype.h"
 #include "engine/engine.h"
 #include "models/channels_last.h"
 #include "models/network.h"
 #include "monitor/timer.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
-#include "train/cuda_graph.h"
 #include "train/device_setup.h"
 #include "train/fused_step.h"
 #include "train/graphed_step.h"
@@ -172,18 +171,17 @@ std::function<void()> graphed_step(StepParts& p, Backend& backend, const World& 
   FT_REQUIRE(p.fused, "--cuda-graphs needs the fused optimizer step");
   FT_REQUIRE(world.size() == 1 || backend.uses_device_memory(), "--cuda-graphs on ", world.size(),
              " ranks needs --backend nccl");
-  auto flat = gradients_in_one_buffer(parameters, p.device);
+  const GradientBuffer gradients(parameters, p.device);
   const int world_size = world.size();
-  auto graphed = std::make_shared<GraphedStep>([&p, flat, world_size](const StepBuffers& b) mutable {
-    flat.zero_();
+  auto graphed = std::make_shared<GraphedStep>([&p, gradients, world_size](const StepBuffers& b) {
+    gradients.zero();
     step_loss(p, b.x, b.y, world_size).backward();
     if (world_size == 1) optimizer_step(p);
   });
-  return [&p, &backend, graphed, flat, world_size] {
+  return [&p, &backend, graphed, gradients, world_size] {
     graphed->run(p.x, p.y);
     if (world_size == 1) return;
-    backend.allreduce(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), DType::kFloat32,
-                      current_cuda_stream());
+    gradients.allreduce(backend);
     optimizer_step(p);
   };
 }

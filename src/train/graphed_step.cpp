@@ -1,29 +1,35 @@
-// GraphedStep: warm-up, capture and replay of one training step over static buffers (train.cuda_graphs).
-// Only the copies into the inputs run outside the recording; everything the body does is replayed.
+// GraphedStep: warm-up, capture and replay of one training step over static buffers (train.cuda_graphs),
+// and the one gradient buffer it writes into. Only the copies into the inputs run outside the recording.
 #include "train/graphed_step.h"
 
 #include <utility>
 
+#include "comm/backend.h"
+#include "comm/dtype.h"
 #include "runtime/error.h"
 
 namespace ft {
 
-at::Tensor gradients_in_one_buffer(const std::vector<at::Tensor>& parameters, const at::Device& device) {
+GradientBuffer::GradientBuffer(const std::vector<at::Tensor>& parameters, const at::Device& device) {
   std::int64_t total = 0;
   for (const auto& p : parameters) {
     FT_CHECK(p.scalar_type() == at::kFloat && p.device() == device, "train.cuda_graphs: a parameter of type ",
              p.scalar_type(), " on ", p.device(), "; the gradient buffer is float32 on ", device);
     total += p.numel();
   }
-  auto buffer = at::zeros({total}, at::TensorOptions().device(device).dtype(at::kFloat));
+  buffer_ = at::zeros({total}, at::TensorOptions().device(device).dtype(at::kFloat));
   std::int64_t offset = 0;
   for (auto p : parameters) {
-    const auto slot = buffer.narrow(0, offset, p.numel());
+    const auto slot = buffer_.narrow(0, offset, p.numel());
     p.mutable_grad() =
         p.is_non_overlapping_and_dense() ? slot.as_strided(p.sizes(), p.strides()) : slot.view(p.sizes());
     offset += p.numel();
   }
-  return buffer;
+}
+
+void GradientBuffer::allreduce(Backend& backend) const {
+  backend.allreduce(buffer_.data_ptr(), static_cast<std::size_t>(buffer_.numel()), DType::kFloat32,
+                    current_cuda_stream());
 }
 
 GraphedStep::GraphedStep(Body body, RecordingFactory record) : body_(std::move(body)), record_(std::move(record)) {}

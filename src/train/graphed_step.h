@@ -1,5 +1,5 @@
 // train.cuda_graphs: a training step's static buffers, its eager warm-up steps, one capture and the replays
-// after it; the trainer supplies the step's body and reads the loss and correct count it leaves behind.
+// after it, and the one gradient buffer its backward writes into (all-reduced after it on several ranks).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -12,16 +12,30 @@
 
 namespace ft {
 
+class Backend;
+
 // What the body reads and writes: the batch in `x` and `y`; the batch's mean loss (float64) and correct
 // count (int64) out. Their addresses do not change while the step lives, as a graph needs.
 struct StepBuffers {
   at::Tensor x, y, loss, correct;
 };
 
-// Makes every parameter's gradient a view into one zeroed float32 buffer on `device` (with the parameter's
-// own layout) and returns it: backward then accumulates into memory made outside any graph, and several
-// ranks all-reduce it in one call. Throws, naming it, for a parameter that is not float32 on `device`.
-at::Tensor gradients_in_one_buffer(const std::vector<at::Tensor>& parameters, const at::Device& device);
+// Every parameter's gradient a view into one zeroed float32 buffer on `device` (with the parameter's own
+// layout): backward accumulates into memory made outside any graph, and several ranks all-reduce it in one
+// call. Construction throws, naming it, for a parameter that is not float32 on `device`.
+class GradientBuffer {
+ public:
+  GradientBuffer() = default;
+  GradientBuffer(const std::vector<at::Tensor>& parameters, const at::Device& device);
+  void zero() const { buffer_.zero_(); }
+  // Sums the gradients over the ranks in place, on the current CUDA stream (where a replay runs), in one
+  // call of a backend that takes device memory (NCCL).
+  void allreduce(Backend& backend) const;
+  const at::Tensor& tensor() const { return buffer_; }
+
+ private:
+  at::Tensor buffer_;
+};
 
 class GraphedStep {
  public:

@@ -13,7 +13,6 @@
 #include "engine/engine_autotune.h"
 #include "engine/replica_check.h"
 #include "comm/backend.h"
-#include "comm/dtype.h"
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "config/fingerprint.h"
@@ -37,7 +36,6 @@
 #include "train/rank_streams.h"
 #include "train/finite_state.h"
 #include "train/fused_step.h"
-#include "train/cuda_graph.h"
 #include "train/graphed_step.h"
 #include "train/reproducible_step.h"
 #include "train/resume.h"
@@ -118,7 +116,7 @@ struct Trainer::State {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<FusedStep> fused;  // the optimizer's step as fused kernels (optimizer.implementation)
   std::unique_ptr<GraphedStep> graphed;  // train.cuda_graphs: the step captured and replayed
-  at::Tensor flat_grads;  // train.cuda_graphs: every gradient is a view into this float32 buffer
+  GradientBuffer gradients;  // train.cuda_graphs: every gradient is a view into this float32 buffer
   std::unique_ptr<LossScaler> scaler;
   at::Tensor skipped;  // fp16 steps the fused step skipped on the device, not yet counted on the host
   std::unique_ptr<Sampler> sampler;
@@ -518,8 +516,7 @@ void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indic
   s.clock->end(Phase::kForward);
   if (world_.size() > 1) {
     s.clock->begin();
-    backend_.allreduce(s.flat_grads.data_ptr(), static_cast<std::size_t>(s.flat_grads.numel()), DType::kFloat32,
-                       current_cuda_stream());
+    s.gradients.allreduce(backend_);
     s.clock->end(Phase::kCommWait);
     s.clock->begin();
     optimizer_step();
@@ -556,7 +553,7 @@ void Trainer::count_batch(const at::Tensor& loss, const at::Tensor& correct, Epo
 // with fp16's unscaling, skip and scale update, all decided on the device.
 void Trainer::graphed_body(const StepBuffers& b) {
   auto& s = *state_;
-  s.flat_grads.zero_();
+  s.gradients.zero();
   at::Tensor loss, logits;
   {
     AutocastScope autocast(device_, s.amp_dtype);
@@ -581,7 +578,7 @@ void Trainer::make_graphed_step() {
   FT_REQUIRE(world_.size() == 1 || backend_.uses_device_memory(), "train.cuda_graphs on ", world_.size(),
              " ranks all-reduces GPU memory in place: it needs distributed.backend 'nccl', not '",
              config_.distributed.backend, "'");
-  s.flat_grads = gradients_in_one_buffer(s.parameters, device_);
+  s.gradients = GradientBuffer(s.parameters, device_);
   s.fused->use_device_rates();
   s.graphed = std::make_unique<GraphedStep>([this](const StepBuffers& b) { graphed_body(b); });
 }

@@ -99,11 +99,12 @@ TEST(GradientsInOneBuffer, BackwardWritesIntoTheBuffer) {
   loss_of().backward();
   const auto expected_weight = weight.grad().clone(), expected_bias = bias.grad().clone();
 
-  const auto buffer = gradients_in_one_buffer(parameters, at::kCPU);
+  const GradientBuffer gradients(parameters, at::kCPU);
+  const at::Tensor& buffer = gradients.tensor();
   EXPECT_EQ(buffer.numel(), weight.numel() + bias.numel());
   EXPECT_TRUE(weight.grad().is_contiguous(at::MemoryFormat::ChannelsLast));
   for (int step = 0; step < 2; ++step) {
-    buffer.zero_();
+    gradients.zero();
     loss_of().backward();
     EXPECT_TRUE(weight.grad().is_alias_of(buffer)) << "step " << step << ": backward replaced the view";
     EXPECT_TRUE(bias.grad().is_alias_of(buffer)) << "step " << step;
@@ -115,7 +116,7 @@ TEST(GradientsInOneBuffer, BackwardWritesIntoTheBuffer) {
 
 TEST(GradientsInOneBuffer, RefusesAParameterOfAnotherType) {
   const std::vector<at::Tensor> parameters = {at::zeros({3}, at::kDouble).requires_grad_(true)};
-  EXPECT_THROW(gradients_in_one_buffer(parameters, at::kCPU), Error);
+  EXPECT_THROW(GradientBuffer(parameters, at::kCPU), Error);
 }
 
 }  // namespace
