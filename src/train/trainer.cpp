@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "engine/engine.h"
@@ -525,6 +526,17 @@ void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indic
   count_batch(out.loss, out.correct, sums);
 }
 
+// Forward under the precision's autocast and the (label-smoothed) mean loss, in the parameters' dtype;
+// returns the loss and the logits.
+std::pair<at::Tensor, at::Tensor> Trainer::forward_loss(const at::Tensor& x, const at::Tensor& y) {
+  auto& s = *state_;
+  AutocastScope autocast(device_, s.amp_dtype);
+  at::Tensor logits = network_->forward(x);
+  at::Tensor loss = at::cross_entropy_loss(logits.to(s.param_dtype), y, {}, at::Reduction::Mean, -100,
+                                           config_.regularization.label_smoothing);
+  return {std::move(loss), std::move(logits)};
+}
+
 // Batch `slot` of the epoch's order, gathered and augmented on the device (the data phase).
 std::pair<at::Tensor, at::Tensor> Trainer::micro_batch(int epoch, std::int64_t slot, const at::Tensor& indices) {
   auto& s = *state_;
@@ -554,13 +566,7 @@ void Trainer::count_batch(const at::Tensor& loss, const at::Tensor& correct, Epo
 void Trainer::graphed_body(const StepBuffers& b) {
   auto& s = *state_;
   s.gradients.zero();
-  at::Tensor loss, logits;
-  {
-    AutocastScope autocast(device_, s.amp_dtype);
-    logits = network_->forward(b.x);
-    loss = at::cross_entropy_loss(logits.to(s.param_dtype), b.y, {}, at::Reduction::Mean, -100,
-                                  config_.regularization.label_smoothing);
-  }
+  const auto [loss, logits] = forward_loss(b.x, b.y);
   {
     at::NoGradGuard no_grad;
     b.loss.copy_(loss.detach());
@@ -620,10 +626,7 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
   at::Tensor loss, logits;
   {
     const TimelineSpan span(timeline_, "forward", "compute");
-    AutocastScope autocast(device_, s.amp_dtype);
-    logits = network_->forward(x);
-    loss = at::cross_entropy_loss(logits.to(s.param_dtype), y, {}, at::Reduction::Mean, -100,
-                                  config_.regularization.label_smoothing);
+    std::tie(loss, logits) = forward_loss(x, y);
   }
   count_batch(loss.detach(), logits.detach().argmax(1).eq(y).sum(), sums);
   s.clock->end(Phase::kForward);

@@ -72,6 +72,7 @@ class Trainer {
   void graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
   void graphed_body(const StepBuffers& buffers);
   std::pair<at::Tensor, at::Tensor> micro_batch(int epoch, std::int64_t slot, const at::Tensor& indices);
+  std::pair<at::Tensor, at::Tensor> forward_loss(const at::Tensor& x, const at::Tensor& y);
   void count_batch(const at::Tensor& loss, const at::Tensor& correct, EpochSums& sums);
   void make_graphed_step();
   void forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums);
