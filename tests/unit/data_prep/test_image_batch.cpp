@@ -2,10 +2,9 @@
 // prep's resize and BT.601 gray applied exactly, the resize summary, and corrupt files named.
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "data_prep/image_batch.h"
 #include "data_prep/transforms.h"
+#include "error_of.h"
 #include "kernels/rgb_to_gray.h"
 #include "prep_test_util.h"
 
@@ -14,14 +13,7 @@ namespace {
 
 using namespace testing;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(ImageSizePolicy, SameSizePassesOtherSizeResizesOrIsRefused) {
   const ImageShape target{28, 28, 1};

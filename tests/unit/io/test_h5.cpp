@@ -4,8 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
+#include "error_of.h"
 #include "io/h5.h"
 
 namespace ft::h5 {
@@ -22,14 +22,7 @@ fs::path scratch_file(const std::string& name) {
   return dir / name;
 }
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 TEST(H5, DatasetsRoundTripWithChunkingAndRowReads) {
   const std::string path = scratch_file("data.h5").string();

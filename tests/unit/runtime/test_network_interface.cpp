@@ -2,6 +2,7 @@
 // interface Gloo and NCCL bind to, and the error for a node that lacks the named interface.
 #include <gtest/gtest.h>
 
+#include "error_of.h"
 #include "runtime/error.h"
 #include "runtime/host_name.h"
 #include "runtime/network_interface.h"
@@ -20,14 +21,7 @@ EnvLookup env_of(std::map<std::string, std::string> vars) {
 const std::vector<HostInterface> kNode = {{"lo", {"127.0.0.1", "::1"}}, {"eth0", {"10.77.0.1"}},
                                           {"eth1", {"10.78.0.1"}}};
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 TEST(NetworkInterface, OneNodeUsesSharedMemoryOnlyUnlessTheLauncherChose) {
   const auto auto_one = mpi_transport_settings("auto", true, env_of({}));
@@ -50,15 +44,15 @@ TEST(NetworkInterface, ANamedInterfaceBecomesTheTcpIncludeList) {
 }
 
 TEST(NetworkInterface, AnEnvironmentThatNamesAnotherNetworkIsRefused) {
-  const std::string include = message_of(
+  const std::string include = error_of(
       [] { mpi_transport_settings("eth1", false, env_of({{"OMPI_MCA_btl_tcp_if_include", "eth0"}})); });
   EXPECT_NE(include.find("distributed.interface is 'eth1'"), std::string::npos) << include;
   EXPECT_NE(include.find("OMPI_MCA_btl_tcp_if_include=eth0"), std::string::npos) << include;
-  const std::string exclude = message_of(
+  const std::string exclude = error_of(
       [] { mpi_transport_settings("eth1", false, env_of({{"OMPI_MCA_btl_tcp_if_exclude", "eth0"}})); });
   EXPECT_NE(exclude.find("OMPI_MCA_btl_tcp_if_exclude=eth0"), std::string::npos) << exclude;
   const std::string nccl =
-      message_of([] { socket_interface("eth1", 2, "NCCL_SOCKET_IFNAME", env_of({{"NCCL_SOCKET_IFNAME", "ib"}})); });
+      error_of([] { socket_interface("eth1", 2, "NCCL_SOCKET_IFNAME", env_of({{"NCCL_SOCKET_IFNAME", "ib"}})); });
   EXPECT_NE(nccl.find("NCCL_SOCKET_IFNAME=ib"), std::string::npos) << nccl;
 }
 
@@ -74,7 +68,7 @@ TEST(NetworkInterface, SocketTransportsFollowTheConfigThenTheirVariableThenTheNo
 TEST(NetworkInterface, AMissingInterfaceNamesTheNodeAndWhatItHas) {
   EXPECT_NO_THROW(require_interface("eth1", "node2", kNode));
   EXPECT_NO_THROW(require_interface("auto", "node2", {}));
-  const std::string missing = message_of([] { require_interface("eth9", "node2", kNode); });
+  const std::string missing = error_of([] { require_interface("eth9", "node2", kNode); });
   EXPECT_NE(missing.find("node node2 has no network interface 'eth9'"), std::string::npos) << missing;
   EXPECT_NE(missing.find("lo (127.0.0.1, ::1), eth0 (10.77.0.1), eth1 (10.78.0.1)"), std::string::npos) << missing;
 }
