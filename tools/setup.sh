@@ -45,7 +45,8 @@ if [ "$have_torch" != "$torch_version" ]; then
 fi
 # Report tooling (h5py, matplotlib, lizard), the export tools' (tools/export: safetensors, ONNX),
 # TensorBoard, whose own reader checks the event files a run writes, and airbench, the reference the fast
-# recipe is timed against on GPUs (tools/bench/airbench94.py; found, not imported: it needs a GPU to run).
+# recipe is timed against on GPUs (tools/bench/airbench94.py; found, not imported: importing it needs
+# torchvision, which this venv lacks and airbench94.py stands in for).
 py_pkgs=(h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime onnxscript tensorboard
          airbench==0.1.8)
 "$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime, onnxscript, tensorboard

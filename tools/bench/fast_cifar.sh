@@ -93,6 +93,9 @@ stats() {  # FILE -> "acc_mean acc_min acc_max s_mean s_min s_max"
        { a += $1; t += $2; if ($1 < amin) amin = $1; if ($1 > amax) amax = $1; if ($2 < tmin) tmin = $2; if ($2 > tmax) tmax = $2 }
        END { printf "%.4f %.4f %.4f %.3f %.3f %.3f\n", a / NR, amin, amax, t / NR, tmin, tmax }' "$1"
 }
+ratio() {  # WHAT A B -> "time ratio WHAT (means): A/B"
+  awk -v what="$1" -v a="$2" -v b="$3" 'BEGIN { printf "time ratio %s (means): %.3f\n", what, a / b }'
+}
 read -r fa fa_min fa_max ft ft_min ft_max < <(stats "$out/fusetrain.pairs")
 read -r pa pa_min pa_max pt pt_min pt_max < <(stats "$out/pytorch.pairs")
 [ -z "${AIRBENCH:-}" ] || read -r aa aa_min aa_max at at_min at_max < <(stats "$out/airbench94.pairs")
@@ -108,11 +111,8 @@ device=$(sed -nE 's/.*device_name=(.*)$/\1/p' "$out/pytorch.log" | tail -n 1)
   echo "| PyTorch | $pa | $pa_min | $pa_max | $pt | $pt_min | $pt_max |"
   [ -z "${AIRBENCH:-}" ] || echo "| airbench94 | $aa | $aa_min | $aa_max | $at | $at_min | $at_max |"
   echo
-  awk -v f="$ft" -v p="$pt" 'BEGIN { printf "time ratio fusetrain / PyTorch (means): %.3f\n", f / p }'
-  [ -z "${AIRBENCH:-}" ] ||
-    awk -v f="$ft" -v a="$at" 'BEGIN { printf "time ratio fusetrain / airbench94 (means): %.3f\n", f / a }'
-  [ -z "${GRAPHS:-}" ] ||
-    awk -v g="$gt" -v p="$pt" 'BEGIN { printf "time ratio fusetrain with CUDA graphs / PyTorch (means): %.3f\n", g / p }'
-  [ -z "${GRAPHS:-}" ] || [ -z "${AIRBENCH:-}" ] ||
-    awk -v g="$gt" -v a="$at" 'BEGIN { printf "time ratio fusetrain with CUDA graphs / airbench94 (means): %.3f\n", g / a }'
+  ratio "fusetrain / PyTorch" "$ft" "$pt"
+  [ -z "${AIRBENCH:-}" ] || ratio "fusetrain / airbench94" "$ft" "$at"
+  [ -z "${GRAPHS:-}" ] || ratio "fusetrain with CUDA graphs / PyTorch" "$gt" "$pt"
+  [ -z "${GRAPHS:-}" ] || [ -z "${AIRBENCH:-}" ] || ratio "fusetrain with CUDA graphs / airbench94" "$gt" "$at"
 } | tee "$out/summary.md"
