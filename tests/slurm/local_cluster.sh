@@ -139,11 +139,30 @@ cluster_report_failure() {
 
 # cluster_release JOB: once the requeued JOB is pending, makes it eligible 3 s later instead of after
 # slurmctld's hold of about two minutes; not within the second slurmd revoked the old credential, or it
-# refuses the launch ("credential revoked").
+# refuses the launch ("credential revoked"). A job Slurm started again without the hold (it may requeue
+# a job itself when a node fails) needs no release: once it has restarted and is running or has ended,
+# there is nothing to do. Fails if neither happens within 60 s.
 cluster_release() {
-  local job=$1
-  for _ in $(seq 60); do "${cluster_client[@]}" scontrol show job "$job" -o | grep -q "JobState=PENDING" && break; sleep 1; done
-  "${cluster_client[@]}" scontrol update JobId="$job" StartTime=now+3
+  local job=$1 info
+  for _ in $(seq 60); do
+    info=$("${cluster_client[@]}" scontrol show job "$job" -o 2>/dev/null || true)
+    if grep -q "JobState=PENDING" <<< "$info"; then
+      "${cluster_client[@]}" scontrol update JobId="$job" StartTime=now+3 2>/dev/null && return 0
+    elif cluster_restarted "$info"; then
+      echo "job $job was started again without waiting for a release"
+      return 0
+    fi
+    sleep 1
+  done
+  echo "job $job was neither pending nor started again within 60 s of its requeue" >&2
+  return 1
+}
+
+# cluster_restarted INFO: whether a job's `scontrol show job -o` line shows it restarted at least once and
+# now running or ended (not pending, requeueing or completing its previous run).
+cluster_restarted() {
+  grep -Eq "Restarts=[1-9]" <<< "$1" &&
+    ! grep -Eq "JobState=(PENDING|REQUEUE[A-Z_]*|COMPLETING|CONFIGURING)( |$)" <<< "$1"
 }
 
 cluster_wait() {
