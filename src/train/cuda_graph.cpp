@@ -1,5 +1,5 @@
-// CudaGraph over at::cuda::CUDAGraph: capture on a pooled stream ordered after the current stream (and the
-// current stream after it), in thread-local mode so other threads' CUDA calls are not part of the capture.
+// CudaGraph over at::cuda::CUDAGraph: warm-up and capture on one pooled stream ordered after the current
+// stream (and the current stream after it), in thread-local mode so other threads' calls are not checked.
 #include "train/cuda_graph.h"
 
 #include "runtime/error.h"
@@ -15,38 +15,48 @@ namespace ft {
 
 struct CudaGraph::Impl {
   at::cuda::CUDAGraph graph;
+  c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+
+  // Runs `work` on the side stream, ordered after the current stream's queue, and the current stream after it.
+  void on_side(const std::function<void()>& work) {
+    const auto current = c10::cuda::getCurrentCUDAStream();
+    at::cuda::CUDAEvent queued;
+    queued.record(current);
+    queued.block(side);
+    {
+      const c10::cuda::CUDAStreamGuard guard(side);
+      work();
+    }
+    at::cuda::CUDAEvent done;
+    done.record(side);
+    done.block(current);
+  }
 };
 
 CudaGraph::CudaGraph() : impl_(std::make_unique<Impl>()) {}
 CudaGraph::~CudaGraph() = default;
 
+void CudaGraph::warm_up(const std::function<void()>& work) { impl_->on_side(work); }
+
 void CudaGraph::capture(const std::function<void()>& work) {
-  const auto current = c10::cuda::getCurrentCUDAStream();
-  const auto side = c10::cuda::getStreamFromPool();
-  at::cuda::CUDAEvent queued;
-  queued.record(current);
-  queued.block(side);
+  auto& graph = impl_->graph;
   const bool cache = at::autocast::is_autocast_cache_enabled();
-  {
-    const c10::cuda::CUDAStreamGuard on_side(side);
+  impl_->on_side([&] {
     at::autocast::set_autocast_cache_enabled(false);
-    impl_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+    graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
     try {
       work();
     } catch (...) {
       try {
-        impl_->graph.capture_end();  // ends the capture so that the stream is usable for the error's unwinding
+        graph.capture_end();  // ends the capture so that the stream is usable for the error's unwinding
       } catch (...) {
       }
       at::autocast::set_autocast_cache_enabled(cache);
       throw;
     }
-    impl_->graph.capture_end();
+    graph.capture_end();
     at::autocast::set_autocast_cache_enabled(cache);
-  }
-  at::cuda::CUDAEvent recorded;
-  recorded.record(side);
-  recorded.block(current);
+  });
 }
 
 void CudaGraph::replay() { impl_->graph.replay(); }
@@ -65,6 +75,7 @@ CudaGraph::CudaGraph() {
   FT_REQUIRE(false, "train.cuda_graphs: this build has no CUDA (configure with FUSETRAIN_CUDA=ON)");
 }
 CudaGraph::~CudaGraph() = default;
+void CudaGraph::warm_up(const std::function<void()>&) {}
 void CudaGraph::capture(const std::function<void()>&) {}
 void CudaGraph::replay() {}
 void* current_cuda_stream() { return nullptr; }

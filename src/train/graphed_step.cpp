@@ -52,15 +52,15 @@ void GraphedStep::hold(const at::Tensor& x, const at::Tensor& y) {
 
 const StepBuffers& GraphedStep::run(const at::Tensor& x, const at::Tensor& y) {
   hold(x, y);
-  if (recording_) {
+  if (!recording_) recording_ = record_();
+  if (captured_) {
     recording_->replay();
   } else if (eager_steps_ < kWarmupSteps) {
     ++eager_steps_;
-    body_(buffers_);
+    recording_->warm_up([&] { body_(buffers_); });
   } else {
-    auto recording = record_();
-    recording->capture([&] { body_(buffers_); });
-    recording_ = std::move(recording);
+    recording_->capture([&] { body_(buffers_); });
+    captured_ = true;
     recording_->replay();
   }
   return buffers_;

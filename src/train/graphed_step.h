@@ -49,10 +49,11 @@ class GraphedStep {
   // the outputs (gradients, optimizer state) must live outside the recording's memory, made before it.
   explicit GraphedStep(Body body, RecordingFactory record = default_recording);
 
-  // One step on this batch: copied into the static inputs, then the body run eagerly (the first
-  // kWarmupSteps steps), captured and replayed (the next one), or replayed. The batch keeps its shape.
+  // One step on this batch: copied into the static inputs, then the body run eagerly where the capture
+  // will be (the first kWarmupSteps steps), captured and replayed (the next one), or replayed. The batch
+  // keeps its shape.
   const StepBuffers& run(const at::Tensor& x, const at::Tensor& y);
-  bool captured() const { return recording_ != nullptr; }
+  bool captured() const { return captured_; }
 
  private:
   static std::unique_ptr<Recording> default_recording() { return std::make_unique<CudaGraph>(); }
@@ -62,7 +63,8 @@ class GraphedStep {
   RecordingFactory record_;
   StepBuffers buffers_;
   int eager_steps_ = 0;
-  std::unique_ptr<Recording> recording_;
+  bool captured_ = false;
+  std::unique_ptr<Recording> recording_;  // made on the first step, warm-ups included
 };
 
 }  // namespace ft

@@ -1,6 +1,6 @@
 // GraphedStep's bookkeeping on the CPU with a stand-in recording (the work kept and run again on replay, as
-// a CUDA graph relaunches it): eager warm-up steps, one capture, replays that read each step's batch from
-// the static inputs, and a refused change of shape; and the one gradient buffer backward writes into.
+// a CUDA graph relaunches it): eager warm-up steps through it, one capture, replays that read each step's
+// batch from the static inputs, and a refused change of shape; and the one gradient buffer backward fills.
 #include <gtest/gtest.h>
 
 #include "runtime/error.h"
@@ -9,32 +9,44 @@
 namespace ft {
 namespace {
 
-class KeptWork final : public Recording {
- public:
-  explicit KeptWork(int& captures) : captures_(captures) {}
-  void capture(const std::function<void()>& work) override {
-    ++captures_;
-    work_ = work;  // recorded, not run: a graph's capture launches nothing
-  }
-  void replay() override { work_(); }
-
- private:
-  int& captures_;
-  std::function<void()> work_;
+struct Counts {
+  int bodies = 0, warm_ups = 0, captures = 0, recordings = 0;
+  int outside = 0;  // bodies run outside the recording's warm_up, capture or replay
+  bool inside = false;
 };
 
-struct Counts {
-  int bodies = 0, captures = 0;
+class KeptWork final : public Recording {
+ public:
+  explicit KeptWork(Counts& counts) : counts_(counts) { ++counts_.recordings; }
+  void warm_up(const std::function<void()>& work) override {
+    ++counts_.warm_ups;
+    run(work);
+  }
+  void capture(const std::function<void()>& work) override {
+    ++counts_.captures;
+    work_ = work;  // recorded, not run: a graph's capture launches nothing
+  }
+  void replay() override { run(work_); }
+
+ private:
+  void run(const std::function<void()>& work) {
+    counts_.inside = true;
+    work();
+    counts_.inside = false;
+  }
+  Counts& counts_;
+  std::function<void()> work_;
 };
 
 GraphedStep make_step(Counts& counts) {
   return GraphedStep(
       [&counts](const StepBuffers& b) {
         ++counts.bodies;
+        if (!counts.inside) ++counts.outside;
         b.loss.copy_(b.x.sum());
         b.correct.copy_(b.y.sum());
       },
-      [&counts] { return std::make_unique<KeptWork>(counts.captures); });
+      [&counts] { return std::make_unique<KeptWork>(counts); });
 }
 
 TEST(GraphedStep, WarmsUpEagerlyThenCapturesOnceAndReplays) {
@@ -45,11 +57,22 @@ TEST(GraphedStep, WarmsUpEagerlyThenCapturesOnceAndReplays) {
     EXPECT_FALSE(step.captured());
   }
   EXPECT_EQ(counts.bodies, GraphedStep::kWarmupSteps);
+  EXPECT_EQ(counts.warm_ups, GraphedStep::kWarmupSteps);
   EXPECT_EQ(counts.captures, 0);
   for (int i = 0; i < 5; ++i) step.run(at::ones({4, 3}), at::ones({4}, at::kLong));
   EXPECT_TRUE(step.captured());
   EXPECT_EQ(counts.captures, 1);
   EXPECT_EQ(counts.bodies, GraphedStep::kWarmupSteps + 5) << "the capturing step must also run (replayed once)";
+}
+
+// The warm-up steps run where the capture will record (a CUDA graph's side stream), through the one
+// recording that then captures: a gradient accumulator made on another stream would end the capture.
+TEST(GraphedStep, WarmsUpThroughTheRecordingThatCaptures) {
+  Counts counts;
+  GraphedStep step = make_step(counts);
+  for (int i = 0; i < GraphedStep::kWarmupSteps + 3; ++i) step.run(at::ones({4, 3}), at::ones({4}, at::kLong));
+  EXPECT_EQ(counts.outside, 0) << "a warm-up step ran outside the recording";
+  EXPECT_EQ(counts.recordings, 1) << "warm-up and capture must share one recording (one stream)";
 }
 
 // The body sees only the static inputs: each step's own batch must have been copied there, replay or not.
