@@ -62,11 +62,11 @@ void Backend::guarded(const char* kind, std::size_t bytes, Transfer&& transfer) 
 }
 
 void Backend::poll_in_flight() {
-  recording_failure([&] { transfer_in_flight(false); });
+  recording_failure([&] { transfer_in_flight(kPollOnly); });
 }
 
-void Backend::wait_in_flight() {
-  recording_failure([&] { transfer_in_flight(true); });
+void Backend::wait_in_flight(std::size_t keep) {
+  recording_failure([&] { transfer_in_flight(keep); });
 }
 
 void Backend::allreduce(void* data, std::size_t count, DType dtype, void* stream) {

@@ -62,9 +62,11 @@ class Backend {
   // A backend whose all-reduce returns once the transfer is enqueued on a device stream (NCCL) keeps it
   // in flight until the device completes it. poll_in_flight() retires completed ones and, when one has
   // waited past the stall timeout or the transport reports an error, aborts and throws a StallError;
-  // wait_in_flight() also blocks until none is left. No-ops for backends whose calls complete in them.
+  // wait_in_flight() also blocks until none is left, wait_in_flight(keep) until at most `keep` are (how
+  // far a host that enqueues without waiting may run ahead of its device). No-ops for backends whose
+  // calls complete in them.
   void poll_in_flight();
-  void wait_in_flight();
+  void wait_in_flight(std::size_t keep = 0);
   // The stall inspector that numbers this backend's collectives, so that the world's control collectives
   // can be numbered and diagnosed with them (World::set_watch).
   CollectiveWatch* watch();
@@ -83,8 +85,9 @@ class Backend {
   virtual void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) = 0;
   virtual void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) = 0;
   virtual void transfer_barrier() = 0;
-  // The transport's side of poll_in_flight (wait=false) and wait_in_flight (wait=true).
-  virtual void transfer_in_flight(bool wait) { (void)wait; }
+  // The transport's side of poll_in_flight (keep = kPollOnly: never waits) and wait_in_flight(keep).
+  static constexpr std::size_t kPollOnly = SIZE_MAX;
+  virtual void transfer_in_flight(std::size_t keep) { (void)keep; }
   // After a hook threw: lets the transport give up what the failed collective still holds.
   virtual void on_failure() noexcept {}
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -44,6 +45,23 @@ class InFlight {
     if (queue_.empty()) return {-1.0, std::string()};
     const auto& oldest = queue_.front();
     return {std::chrono::duration<double>(Clock::now() - oldest.since).count(), oldest.label};
+  }
+
+  // settle(kAny, ...) polls once and never waits.
+  static constexpr std::size_t kAny = std::numeric_limits<std::size_t>::max();
+
+  // Retires completed collectives until at most `keep` are left in flight. While one is running, each poll
+  // calls check(seconds the oldest has waited, its label), which throws to give up (the stall timeout, a
+  // transport's error), then pause() before polling again.
+  template <class Check, class Pause>
+  void settle(std::size_t keep, Check&& check, Pause&& pause) {
+    for (;;) {
+      const auto [waited_s, label] = retire();
+      if (waited_s < 0) return;
+      check(waited_s, label);
+      if (size() <= keep) return;
+      pause();
+    }
   }
 
   std::size_t size() const {

@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -42,6 +43,9 @@ class GraphedStep {
   // Eager steps before the capture: cuDNN's algorithm search, the optimizer's state and lazy
   // initialisations happen in them, never inside the graph.
   static constexpr int kWarmupSteps = 3;
+  // On several ranks, how many steps' all-reduces may still be in flight when the host goes on to the next
+  // step: two keep the device fed while the host stays close enough to hold them against the stall timeout.
+  static constexpr std::size_t kStepsAhead = 2;
   using Body = std::function<void(const StepBuffers&)>;
   using RecordingFactory = std::function<std::unique_ptr<Recording>()>;
 

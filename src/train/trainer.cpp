@@ -425,6 +425,7 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
                  at::full({1}, resumed ? start.loss_sum : 0.0, opts.dtype(at::kDouble))};
   const std::int64_t first = resumed ? start.step : 0;
   const auto reading = [&] {  // called at the monitor's cadence only: these are device reads
+    settle_graphed_allreduces();
     return StepReading{sums.loss_sum.item<double>(), s.lr, s.engine ? s.engine->stats().wait_s : 0.0,
                        s.scaler->enabled() ? s.scaler->current_scale() : 0.0};
   };
@@ -435,7 +436,7 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
     agree_on_flags(epoch, step, sums);
   }
   if (s.lookahead && epoch == config_.train.epochs) s.lookahead->finish();  // the run ends on the slow weights
-  if (s.graphed && world_.size() > 1) backend_.wait_in_flight();  // a stalled all-reduce ends named, not hung
+  settle_graphed_allreduces();
   synchronize(device_);
   record.epoch_time_s = clock.seconds();
 
@@ -478,7 +479,10 @@ void Trainer::train_step(int epoch, std::int64_t step, const at::Tensor& indices
   s.clock->end(Phase::kOptimizer);
   s.profiler->step();
   const int verify = config_.distributed.verify_replicas;
-  if (verify > 0 && (global_step_ + 1) % verify == 0) check_replicas(s.parameters, world_, global_step_ + 1);
+  if (verify > 0 && (global_step_ + 1) % verify == 0) {
+    settle_graphed_allreduces();
+    check_replicas(s.parameters, world_, global_step_ + 1);
+  }
 }
 
 // accumulation_steps micro-batches of forward and backward, the all-reduce still in flight collected, then
@@ -506,8 +510,9 @@ void Trainer::eager_step(int epoch, std::int64_t step, const at::Tensor& indices
 
 // train.cuda_graphs: the batch is made eagerly; forward, loss, backward (and on one rank the optimizer)
 // are the graph's, one launch timed as forward. On several ranks the flat gradient is then all-reduced in
-// place over NCCL on the same stream and the fused optimizer steps after it. The loss and correct count
-// join the epoch's sums on the device.
+// place over NCCL on the same stream and the fused optimizer steps after it; the host goes on once at most
+// GraphedStep::kStepsAhead all-reduces are in flight. The loss and correct count join the epoch's sums on
+// the device.
 void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
   auto& s = *state_;
   const auto [x, y] = micro_batch(epoch, step, indices);
@@ -522,8 +527,16 @@ void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indic
     s.clock->begin();
     optimizer_step();
     s.clock->end(Phase::kOptimizer);
+    backend_.wait_in_flight(GraphedStep::kStepsAhead);
   }
   count_batch(out.loss, out.correct, sums);
+}
+
+// train.cuda_graphs on several ranks: each step's all-reduce is left in flight and no gradient engine
+// thread watches it. Before a device read, which would wait for ever behind a stalled all-reduce, the
+// backend waits for them against the stall timeout: a lost rank ends the run, named, instead of hanging it.
+void Trainer::settle_graphed_allreduces() {
+  if (state_->graphed && world_.size() > 1) backend_.wait_in_flight();
 }
 
 // Forward under the precision's autocast and the (label-smoothed) mean loss, in the parameters' dtype;
@@ -650,6 +663,7 @@ void Trainer::forward_backward(int epoch, std::int64_t slot, bool last, const at
 void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
   const int every = config_.train.loss_check_every > 0 ? config_.train.loss_check_every : device_.is_cuda() ? 50 : 1;
   const bool read_flag = (step + 1) % every == 0;
+  if (read_flag) settle_graphed_allreduces();
   const double every_s = config_.train.checkpoint_every_s;
   const Resume& resume = *state_->resume;
   const bool time_due =
@@ -664,6 +678,7 @@ void Trainer::agree_on_flags(int epoch, std::int64_t step, EpochSums& sums) {
   require_finite_loss(flags[1], epoch);
   if (flags[0] <= 0 && flags[2] <= 0) return;
   const double waited_s = resume.seconds_since_save();
+  settle_graphed_allreduces();
   state_->resume->save(mid_epoch_position(epoch, step, sums, read_flag));
   const std::string& checkpoint = resume.path();
   if (flags[0] <= 0) {  // the clock's checkpoint: training goes on

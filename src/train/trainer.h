@@ -71,6 +71,7 @@ class Trainer {
   void eager_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
   void graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
   void graphed_body(const StepBuffers& buffers);
+  void settle_graphed_allreduces();
   std::pair<at::Tensor, at::Tensor> micro_batch(int epoch, std::int64_t slot, const at::Tensor& indices);
   std::pair<at::Tensor, at::Tensor> forward_loss(const at::Tensor& x, const at::Tensor& y);
   void count_batch(const at::Tensor& loss, const at::Tensor& correct, EpochSums& sums);

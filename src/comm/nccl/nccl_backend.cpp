@@ -190,20 +190,20 @@ void NcclBackend::transfer_allreduce(void* data, std::size_t count, DType dtype,
   const std::string& label = CollectiveLabel::current();
   in_flight_.push(done, cat(label.empty() ? std::string("all-reduce") : label, " (", format_bytes(count * dtype_size(dtype)),
                             ")"));
-  transfer_in_flight(false);
+  transfer_in_flight(kPollOnly);
 }
 
-void NcclBackend::transfer_in_flight(bool wait) {
+void NcclBackend::transfer_in_flight(std::size_t keep) {
   PollBackoff backoff(timeout_s_);
-  for (;;) {
-    const auto [waited_s, label] = in_flight_.retire();
-    if (waited_s < 0) return;
-    poll_state();  // throws on an asynchronous NCCL error, e.g. a failed remote peer
-    if (waited_s > timeout_s_)
-      throw inspector().stall_error(waited_s, cat(label, " was enqueued but has not completed on device ", device_));
-    if (!wait) return;
-    backoff.pause();
-  }
+  in_flight_.settle(
+      keep,
+      [&](double waited_s, const std::string& label) {
+        poll_state();  // throws on an asynchronous NCCL error, e.g. a failed remote peer
+        if (waited_s > timeout_s_)
+          throw inspector().stall_error(waited_s,
+                                        cat(label, " was enqueued but has not completed on device ", device_));
+      },
+      [&] { backoff.pause(); });
 }
 
 void NcclBackend::transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) {

@@ -37,7 +37,7 @@ class NcclBackend final : public Backend {
   void transfer_broadcast(void* data, std::size_t bytes, int root, void* stream) override;
   void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) override;
   void transfer_barrier() override;
-  void transfer_in_flight(bool wait) override;
+  void transfer_in_flight(std::size_t keep) override;
   void on_failure() noexcept override { abort_communicator(); }
   // Enqueues a collective with `launch`, then waits for it on `stream` until done or the deadline.
   template <typename Launch>

@@ -1,10 +1,13 @@
 // The queue of collectives in flight on a device stream, on stand-in events: completed ones retire in
-// order and their events are reused, the oldest running one reports how long it has waited and its label
-// (what the NCCL backend holds against the stall timeout), and clear() hands every event back.
+// order and their events are reused, the oldest running one reports its wait and label (held against the
+// stall timeout), settle() waits until few enough are left, and clear() hands every event back.
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/in_flight.h"
 
@@ -46,6 +49,43 @@ TEST(InFlight, TheOldestRunningCollectiveReportsHowLongItWaited) {
   queue.push(FakeEvent{}, "bucket 4");
   EXPECT_EQ(queue.clear().size(), 2u) << "clear() hands out every event for destruction";
   EXPECT_EQ(queue.retire().first, -1.0);
+}
+
+// Three steps' all-reduces in flight, the device finishing one per pause: settling to one left waits
+// exactly for the two oldest, holding each against the check on the way.
+TEST(InFlight, SettleWaitsUntilAtMostKeepAreLeft) {
+  InFlight<FakeEvent> queue;
+  std::vector<FakeEvent> steps(3);
+  for (std::size_t i = 0; i < steps.size(); ++i) queue.push(steps[i], "step " + std::to_string(i));
+  std::vector<std::string> checked;
+  int pauses = 0;
+  queue.settle(
+      1, [&](double, const std::string& label) { checked.push_back(label); },
+      [&] { *steps[pauses++].done = true; });
+  EXPECT_EQ(queue.size(), 1u);
+  EXPECT_EQ(pauses, 2);
+  EXPECT_EQ(checked, (std::vector<std::string>{"step 0", "step 1", "step 2"}));
+  queue.settle(InFlight<FakeEvent>::kAny, [&](double, const std::string&) { checked.push_back("polled"); },
+               [&] { ADD_FAILURE() << "a poll must not wait"; });
+  EXPECT_EQ(checked.back(), "polled");
+  *steps[2].done = true;
+  queue.settle(0, [&](double, const std::string&) { ADD_FAILURE() << "nothing runs: no check"; },
+               [&] { ADD_FAILURE() << "nothing runs: no wait"; });
+  EXPECT_EQ(queue.size(), 0u);
+}
+
+// The check gives up (a stall): settle stops waiting at once and leaves the queue as it was.
+TEST(InFlight, SettleStopsWhenTheCheckGivesUp) {
+  InFlight<FakeEvent> queue;
+  queue.push(FakeEvent{}, "all-reduce (4.0 MiB)");
+  queue.push(FakeEvent{}, "all-reduce (4.0 MiB)");
+  int polls = 0;
+  const auto check = [&](double, const std::string& label) {
+    if (++polls == 3) throw std::runtime_error(label + " stalled");
+  };
+  EXPECT_THROW(queue.settle(0, check, [] {}), std::runtime_error);
+  EXPECT_EQ(polls, 3);
+  EXPECT_EQ(queue.size(), 2u);
 }
 
 }  // namespace

@@ -39,10 +39,10 @@ class InFlightBackend final : public Backend {
     touch();
     ++in_flight_;
   }
-  void transfer_in_flight(bool wait) override {
+  void transfer_in_flight(std::size_t) override {
     touch();
     if (stall_after_ >= 0 && ++polls_ > stall_after_) throw Error("stand-in transfer stalled");
-    if (wait || in_flight_ > 0) in_flight_ = 0;
+    in_flight_ = 0;  // every poll finds them done
   }
   void on_failure() noexcept override {
     touch();
@@ -80,15 +80,15 @@ class CommunicatorBackend final : public Backend {
     own();
     pending_.push_back(comm_->next_sequence++);
   }
-  void transfer_in_flight(bool wait) override {
+  void transfer_in_flight(std::size_t keep) override {
     own();
     if (pending_.empty()) return;
-    if (!wait) {
+    if (keep == kPollOnly) {
       pending_.pop_front();
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms_));  // the device still sums
-    pending_.clear();
+    while (pending_.size() > keep) pending_.pop_front();
   }
   void on_failure() noexcept override { comm_ = nullptr; }
   void transfer_broadcast(void*, std::size_t, int, void*) override {}
