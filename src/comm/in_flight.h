@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <deque>
-#include <limits>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -47,12 +46,9 @@ class InFlight {
     return {std::chrono::duration<double>(Clock::now() - oldest.since).count(), oldest.label};
   }
 
-  // settle(kAny, ...) polls once and never waits.
-  static constexpr std::size_t kAny = std::numeric_limits<std::size_t>::max();
-
-  // Retires completed collectives until at most `keep` are left in flight. While one is running, each poll
-  // calls check(seconds the oldest has waited, its label), which throws to give up (the stall timeout, a
-  // transport's error), then pause() before polling again.
+  // Retires completed collectives until at most `keep` are left in flight (a `keep` above any queue polls
+  // once). While one is running, each poll calls check(seconds the oldest has waited, its label), which
+  // throws to give up (the stall timeout, a transport's error), then pause() before polling again.
   template <class Check, class Pause>
   void settle(std::size_t keep, Check&& check, Pause&& pause) {
     for (;;) {
