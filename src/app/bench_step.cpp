@@ -183,7 +183,6 @@ std::function<void()> graphed_step(StepParts& p, Backend& backend, const World& 
     if (world_size == 1) return;
     gradients.allreduce(backend);
     optimizer_step(p);
-    backend.wait_in_flight(GraphedStep::kStepsAhead);
   };
 }
 

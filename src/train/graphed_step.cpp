@@ -28,8 +28,9 @@ GradientBuffer::GradientBuffer(const std::vector<at::Tensor>& parameters, const 
 }
 
 void GradientBuffer::allreduce(Backend& backend) const {
+  backend.wait_in_flight(kInFlight - 1);
   backend.allreduce(buffer_.data_ptr(), static_cast<std::size_t>(buffer_.numel()), DType::kFloat32,
-                    current_cuda_stream());
+                    buffer_.is_cuda() ? current_cuda_stream() : nullptr);
 }
 
 GraphedStep::GraphedStep(Body body, RecordingFactory record) : body_(std::move(body)), record_(std::move(record)) {}

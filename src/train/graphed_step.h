@@ -29,8 +29,13 @@ class GradientBuffer {
   GradientBuffer() = default;
   GradientBuffer(const std::vector<at::Tensor>& parameters, const at::Device& device);
   void zero() const { buffer_.zero_(); }
+  // How many of its all-reduces may be in flight at once: two keep the device fed while the host, which
+  // enqueues them without waiting, stays close enough to hold them against the stall timeout.
+  static constexpr std::size_t kInFlight = 2;
+
   // Sums the gradients over the ranks in place, on the current CUDA stream (where a replay runs), in one
-  // call of a backend that takes device memory (NCCL).
+  // call of a backend that takes device memory (NCCL), left in flight; first waits (against the stall
+  // timeout) until fewer than kInFlight earlier ones are.
   void allreduce(Backend& backend) const;
   const at::Tensor& tensor() const { return buffer_; }
 
@@ -43,9 +48,6 @@ class GraphedStep {
   // Eager steps before the capture: cuDNN's algorithm search, the optimizer's state and lazy
   // initialisations happen in them, never inside the graph.
   static constexpr int kWarmupSteps = 3;
-  // On several ranks, how many steps' all-reduces may still be in flight when the host goes on to the next
-  // step: two keep the device fed while the host stays close enough to hold them against the stall timeout.
-  static constexpr std::size_t kStepsAhead = 2;
   using Body = std::function<void(const StepBuffers&)>;
   using RecordingFactory = std::function<std::unique_ptr<Recording>()>;
 

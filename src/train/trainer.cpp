@@ -510,9 +510,8 @@ void Trainer::eager_step(int epoch, std::int64_t step, const at::Tensor& indices
 
 // train.cuda_graphs: the batch is made eagerly; forward, loss, backward (and on one rank the optimizer)
 // are the graph's, one launch timed as forward. On several ranks the flat gradient is then all-reduced in
-// place over NCCL on the same stream and the fused optimizer steps after it; the host goes on once at most
-// GraphedStep::kStepsAhead all-reduces are in flight. The loss and correct count join the epoch's sums on
-// the device.
+// place over NCCL on the same stream (at most GradientBuffer::kInFlight steps' all-reduces in flight) and
+// the fused optimizer steps after it. The loss and correct count join the epoch's sums on the device.
 void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums) {
   auto& s = *state_;
   const auto [x, y] = micro_batch(epoch, step, indices);
@@ -527,7 +526,6 @@ void Trainer::graphed_step(int epoch, std::int64_t step, const at::Tensor& indic
     s.clock->begin();
     optimizer_step();
     s.clock->end(Phase::kOptimizer);
-    backend_.wait_in_flight(GraphedStep::kStepsAhead);
   }
   count_batch(out.loss, out.correct, sums);
 }

@@ -1,9 +1,15 @@
 // GraphedStep's bookkeeping on the CPU with a stand-in recording (the work kept and run again on replay, as
 // a CUDA graph relaunches it): eager warm-up steps through it, one capture, replays that read each step's
-// batch from the static inputs, and a refused change of shape; and the one gradient buffer backward fills.
+// batch from the static inputs, and a refused change of shape; and the one gradient buffer backward fills,
+// whose all-reduces stay within their bound in flight.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "comm/backend.h"
 #include "runtime/error.h"
+#include "test_world.h"
 #include "train/graphed_step.h"
 
 namespace ft {
@@ -135,6 +141,38 @@ TEST(GradientsInOneBuffer, BackwardWritesIntoTheBuffer) {
     EXPECT_TRUE(at::allclose(bias.grad(), expected_bias)) << "step " << step;
   }
   EXPECT_TRUE(at::allclose(buffer.narrow(0, weight.numel(), bias.numel()), expected_bias));
+}
+
+// A backend that logs what it is asked: the waits for transfers in flight and the all-reduces.
+class LoggingBackend final : public Backend {
+ public:
+  LoggingBackend() : Backend(test::world(), "logging", 20) {}
+  bool uses_device_memory() const override { return true; }
+  std::vector<std::string> log;
+
+ private:
+  void transfer_allreduce(void*, std::size_t count, DType, void*) override {
+    log.push_back("all-reduce " + std::to_string(count));
+  }
+  void transfer_in_flight(std::size_t keep) override {
+    if (keep != kPollOnly) log.push_back("wait until " + std::to_string(keep));
+  }
+  void transfer_broadcast(void*, std::size_t, int, void*) override {}
+  void transfer_allgather(const void*, void*, std::size_t, void*) override {}
+  void transfer_barrier() override {}
+};
+
+// Each all-reduce of the buffer is enqueued only once fewer than kInFlight earlier ones are in flight, so
+// a host that never waits for them stays within kInFlight steps of its device.
+TEST(GradientsInOneBuffer, AllReducesStayWithinTheirBoundInFlight) {
+  const std::vector<at::Tensor> parameters = {at::zeros({4, 2}).requires_grad_(true),
+                                              at::zeros({3}).requires_grad_(true)};
+  const GradientBuffer gradients(parameters, at::kCPU);
+  LoggingBackend backend;
+  gradients.allreduce(backend);
+  gradients.allreduce(backend);
+  const std::string wait = "wait until " + std::to_string(GradientBuffer::kInFlight - 1);
+  EXPECT_EQ(backend.log, (std::vector<std::string>{wait, "all-reduce 11", wait, "all-reduce 11"}));
 }
 
 TEST(GradientsInOneBuffer, RefusesAParameterOfAnotherType) {
