@@ -167,6 +167,8 @@ const FieldGroup<RunSummary>& summary_fields() {
       FT_FIELD(RunSummary, first_bucket_mib, "first fusion bucket size in MiB the run used"),
       FT_FIELD(RunSummary, last_bucket_mib, "most of the last fusion bucket in MiB the run used"),
       FT_FIELD(RunSummary, buckets_autotuned, "1 when distributed.autotune chose the bucket sizes"),
+      FT_FIELD(RunSummary, graph_captures, "train.cuda_graphs: CUDA graphs captured in the last segment (0 or 1)"),
+      FT_FIELD(RunSummary, graph_replays, "train.cuda_graphs: steps replayed from the graph in the last segment"),
   }};
   return group;
 }

@@ -76,6 +76,7 @@ struct RunSummary {
   std::int64_t optimizer_steps = 0, skipped_steps = 0;
   double bucket_mib = 0, first_bucket_mib = 0, last_bucket_mib = 0;  // fusion buckets in use
   bool buckets_autotuned = false;
+  std::int64_t graph_captures = 0, graph_replays = 0;  // train.cuda_graphs: the last segment's, on rank 0
 };
 
 struct UtilizationSample {

@@ -1,10 +1,6 @@
 // Finite-state checks with one reduction per tensor and one read for all of them; the culprit is looked
-// for only when something is wrong. The test aid's variable is read once per process.
+// for only when something is wrong.
 #include "train/finite_state.h"
-
-#include <cstdlib>
-#include <cstring>
-#include <limits>
 
 #include "runtime/error.h"
 #include "runtime/world.h"
@@ -46,39 +42,6 @@ void require_finite_state(const NamedTensors& state, const World& world, const s
   throw SharedError(cat("non-finite values in ", bad.empty() ? std::string("another rank's state") : "'" + bad + "'",
                         ": ", what, " is not written and the last good one (if any) is kept; lower optimizer.lr, ",
                         "raise precision (fp32), or check the data"));
-}
-
-namespace {
-
-struct PlantedNan {
-  std::int64_t step = -1;
-  bool optimizer = false;
-};
-
-PlantedNan planted() {
-  PlantedNan p;
-  const char* text = std::getenv("FUSETRAIN_TEST_NAN_AFTER_STEP");
-  if (!text) return p;
-  char* end = nullptr;
-  p.step = std::strtoll(text, &end, 10);
-  p.optimizer = std::strcmp(end, ":optimizer") == 0;
-  FT_REQUIRE(p.step > 0 && (*end == '\0' || p.optimizer), "FUSETRAIN_TEST_NAN_AFTER_STEP must be N or N:optimizer",
-             " with N a positive step count, got '", text, "'");
-  return p;
-}
-
-}  // namespace
-
-void plant_test_nan(std::int64_t steps_done, Network& network, torch::optim::Optimizer& optimizer) {
-  static const PlantedNan plan = planted();
-  if (steps_done != plan.step) return;
-  at::NoGradGuard no_grad;
-  const NamedTensors state = saved_state(network, plan.optimizer ? &optimizer : nullptr, {});
-  for (const auto& [name, t] : state) {
-    if (!t.is_floating_point() || (plan.optimizer && name.rfind("optimizer.", 0) != 0)) continue;
-    t.as_strided({1}, {1}).fill_(std::numeric_limits<double>::quiet_NaN());  // the first element in memory
-    return;
-  }
 }
 
 }  // namespace ft

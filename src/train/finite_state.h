@@ -1,5 +1,5 @@
 // The guard before a checkpoint or model file is written: every weight, buffer and optimizer state tensor
-// finite, so no file of a run ever holds an inf or NaN, and a test aid that plants one on the CPU.
+// finite, so no file of a run ever holds an inf or NaN.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -27,9 +27,5 @@ std::string first_non_finite(const NamedTensors& state);
 // Collective: throws on every rank, naming the tensor and `what` would have been written ("checkpoint F",
 // "model file F"), when any rank's state is not finite.
 void require_finite_state(const NamedTensors& state, const World& world, const std::string& what);
-
-// Test aid: FUSETRAIN_TEST_NAN_AFTER_STEP=N[:optimizer] writes a NaN into the first weight (or the first
-// optimizer state tensor) once optimizer step N is done, on every rank. A no-op when unset.
-void plant_test_nan(std::int64_t steps_done, Network& network, torch::optim::Optimizer& optimizer);
 
 }  // namespace ft

@@ -33,7 +33,9 @@ void GradientBuffer::allreduce(Backend& backend) const {
                     buffer_.is_cuda() ? current_cuda_stream() : nullptr);
 }
 
-GraphedStep::GraphedStep(Body body, RecordingFactory record) : body_(std::move(body)), record_(std::move(record)) {}
+GraphedStep::GraphedStep(Body body, RecordingFactory record) : body_(std::move(body)), record_(std::move(record)) {
+  if (!record_) record_ = [] { return std::make_unique<CudaGraph>(); };
+}
 
 // The static inputs on the first batch (with its layout, channels_last included) and the outputs; later
 // batches must have the same shape: a graph replays fixed sizes.
@@ -56,6 +58,7 @@ const StepBuffers& GraphedStep::run(const at::Tensor& x, const at::Tensor& y) {
   if (!recording_) recording_ = record_();
   if (captured_) {
     recording_->replay();
+    ++replays_;
   } else if (eager_steps_ < kWarmupSteps) {
     ++eager_steps_;
     recording_->warm_up([&] { body_(buffers_); });
@@ -63,6 +66,7 @@ const StepBuffers& GraphedStep::run(const at::Tensor& x, const at::Tensor& y) {
     recording_->capture([&] { body_(buffers_); });
     captured_ = true;
     recording_->replay();
+    ++replays_;
   }
   return buffers_;
 }

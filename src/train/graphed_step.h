@@ -51,18 +51,19 @@ class GraphedStep {
   using Body = std::function<void(const StepBuffers&)>;
   using RecordingFactory = std::function<std::unique_ptr<Recording>()>;
 
-  // `record` makes the recording (a CUDA graph unless a test says otherwise). What the body writes besides
+  // `record` makes the recording: a CUDA graph when empty, a test's stand-in otherwise. What the body writes besides
   // the outputs (gradients, optimizer state) must live outside the recording's memory, made before it.
-  explicit GraphedStep(Body body, RecordingFactory record = default_recording);
+  explicit GraphedStep(Body body, RecordingFactory record = {});
 
   // One step on this batch: copied into the static inputs, then the body run eagerly where the capture
   // will be (the first kWarmupSteps steps), captured and replayed (the next one), or replayed. The batch
   // keeps its shape.
   const StepBuffers& run(const at::Tensor& x, const at::Tensor& y);
   bool captured() const { return captured_; }
+  // The replays so far, the capturing step's own included: steps - kWarmupSteps once captured.
+  std::int64_t replays() const { return replays_; }
 
  private:
-  static std::unique_ptr<Recording> default_recording() { return std::make_unique<CudaGraph>(); }
   void hold(const at::Tensor& x, const at::Tensor& y);
 
   Body body_;
@@ -70,6 +71,7 @@ class GraphedStep {
   StepBuffers buffers_;
   int eager_steps_ = 0;
   bool captured_ = false;
+  std::int64_t replays_ = 0;
   std::unique_ptr<Recording> recording_;  // made on the first step, warm-ups included
 };
 

@@ -1,5 +1,5 @@
-// The training loop of one rank: loads its data slice onto the device, builds the model, runs epochs
-// of forward/backward with the gradient engine overlapping communication, evaluates, and judges.
+// The training loop of one rank: loads its data slice onto the device, builds the model and the one kind of
+// step its config asks for, runs the epochs step by step, evaluates, checkpoints and judges.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -14,7 +14,9 @@
 #include "monitor/timer.h"
 #include "results/run_record.h"
 #include "train/checkpoint.h"
+#include "train/graphed_step.h"
 #include "train/segment_plan.h"
+#include "train/step.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -22,8 +24,6 @@ namespace ft {
 class World;
 class Backend;
 class Timeline;
-struct EvalResult;
-struct StepBuffers;
 
 struct TrainOutcome {
   std::vector<EpochRecord> epochs;  // global metrics, identical on every rank
@@ -46,6 +46,8 @@ struct TrainerOptions {
   bool discard_damaged_checkpoints = false;  // every checkpoint damaged: start afresh instead of an error
   Timeline* timeline = nullptr;
   std::string started_at;       // UTC start of this process's segment, ISO 8601
+  // train.cuda_graphs' recording: empty for a CUDA graph; a test's stand-in replays the step on the CPU.
+  GraphedStep::RecordingFactory record_graphs;
 };
 
 class Trainer {
@@ -58,36 +60,16 @@ class Trainer {
   std::shared_ptr<Network> network() const { return network_; }
 
  private:
-  struct State;       // what run() builds before the first step (trainer.cpp)
-  struct EpochSums;   // the running train metrics of one epoch, on the device
+  struct State;  // what run() builds before the first step (trainer.cpp)
 
   void plan_segment();
-  void load_slices();
   void build_replica();
-  void make_engine();
+  void make_step();
   void plan_steps();
   void run_epoch(int epoch, const TrainingPosition& start, EpochRecord& record);
-  void train_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
-  void eager_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
-  void graphed_step(int epoch, std::int64_t step, const at::Tensor& indices, EpochSums& sums);
-  void graphed_body(const StepBuffers& buffers);
-  void settle_graphed_allreduces();
-  std::pair<at::Tensor, at::Tensor> micro_batch(int epoch, std::int64_t slot, const at::Tensor& indices);
-  std::pair<at::Tensor, at::Tensor> forward_loss(const at::Tensor& x, const at::Tensor& y);
-  void count_batch(const at::Tensor& loss, const at::Tensor& correct, EpochSums& sums);
-  void make_graphed_step();
-  void forward_backward(int epoch, std::int64_t slot, bool last, const at::Tensor& indices, EpochSums& sums);
   void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
   TrainingPosition mid_epoch_position(int epoch, std::int64_t step, EpochSums& sums, bool loss_read);
-  void require_finite_loss(double first_bad_step, int epoch) const;
-  void require_finite_test_loss(const EpochRecord& record) const;
-  void record_digests(EpochRecord& record);
-  void optimizer_step();
-  std::int64_t skipped_steps();
   void evaluate_into(EpochRecord& record);
-  void keep_own_figures(int epoch, const EvalResult& result);
-  void print_epoch(const EpochRecord& record) const;
-  void print_rank_lines(int epoch) const;
   void summarise(const Stopwatch& training, std::size_t resumed_epochs);
   TrainingPosition position_at(int epoch, std::int64_t step, double loss_sum, std::int64_t correct);
 

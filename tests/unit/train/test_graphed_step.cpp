@@ -71,6 +71,20 @@ TEST(GraphedStep, WarmsUpEagerlyThenCapturesOnceAndReplays) {
   EXPECT_EQ(counts.bodies, GraphedStep::kWarmupSteps + 5) << "the capturing step must also run (replayed once)";
 }
 
+// Every step after the warm-up is one replay, the capturing step's own included: what a results file records as
+// the proof that the step ran from a graph.
+TEST(GraphedStep, CountsOneReplayPerStepAfterTheWarmUp) {
+  Counts counts;
+  GraphedStep step = make_step(counts);
+  for (int i = 0; i < GraphedStep::kWarmupSteps; ++i) step.run(at::ones({4, 3}), at::ones({4}, at::kLong));
+  EXPECT_EQ(step.replays(), 0);
+  for (int i = 1; i <= 4; ++i) {
+    step.run(at::ones({4, 3}), at::ones({4}, at::kLong));
+    EXPECT_EQ(step.replays(), i);
+  }
+  EXPECT_EQ(counts.captures, 1);
+}
+
 // The warm-up steps run where the capture will record (a CUDA graph's side stream), through the one
 // recording that then captures: a gradient accumulator made on another stream would end the capture.
 TEST(GraphedStep, WarmsUpThroughTheRecordingThatCaptures) {

@@ -1,0 +1,20 @@
+// The overlapped step's record of its communication: bytes and time of the engine's all-reduces and the
+// share of that time hidden behind backward.
+#include "train/overlapped_step.h"
+
+namespace ft {
+
+OverlappedStep::OverlappedStep(StepParts& parts, std::unique_ptr<GradientEngine> engine)
+    : TrainingStep(parts), engine_(std::move(engine)) {}
+
+OverlappedStep::~OverlappedStep() = default;
+
+void OverlappedStep::summarise(RunSummary& summary, RankRecord& rank) {
+  TrainingStep::summarise(summary, rank);
+  const EngineStats engine = engine_->stats();
+  rank.allreduce_bytes = engine.bytes;
+  rank.allreduce_s = engine.allreduce_s;
+  rank.comm_hidden_fraction = engine.hidden_fraction();
+}
+
+}  // namespace ft
