@@ -23,7 +23,7 @@
 #include "runtime/collective_timing.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
-#include "train/device_setup.h"
+#include "device/device_setup.h"
 
 namespace po = boost::program_options;
 

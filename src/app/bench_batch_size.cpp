@@ -15,8 +15,8 @@
 #include "monitor/gpu_sampler.h"
 #include "monitor/memory.h"
 #include "monitor/timer.h"
-#include "train/device_setup.h"
-#include "train/optimizer.h"
+#include "device/device_setup.h"
+#include "optim/optimizer.h"
 #include "runtime/world.h"
 
 namespace po = boost::program_options;

@@ -13,7 +13,7 @@
 #include "runtime/collective_timing.h"
 #include "runtime/error.h"
 #include "kernels/device_query.h"
-#include "train/device_setup.h"
+#include "device/device_setup.h"
 
 namespace po = boost::program_options;
 

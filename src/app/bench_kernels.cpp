@@ -12,7 +12,7 @@
 #include "app/bench_common.h"
 #include "app/error_text.h"
 #include "models/fused_conv_relu.h"
-#include "train/device_setup.h"
+#include "device/device_setup.h"
 
 namespace po = boost::program_options;
 

@@ -23,12 +23,12 @@
 #include "monitor/timer.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
-#include "train/device_setup.h"
-#include "train/fused_step.h"
-#include "train/graphed_step.h"
-#include "train/optimizer.h"
-#include "train/precision.h"
-#include "train/visible_devices.h"
+#include "device/device_setup.h"
+#include "optim/fused_step.h"
+#include "device/graphed_step.h"
+#include "optim/optimizer.h"
+#include "optim/precision.h"
+#include "device/visible_devices.h"
 
 namespace po = boost::program_options;
 

@@ -15,7 +15,7 @@
 #include "results/evaluation_tables.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
-#include "train/model_evaluation.h"
+#include "evaluation/model_evaluation.h"
 
 namespace po = boost::program_options;
 

@@ -13,7 +13,7 @@
 #include "io/atomic_file.h"
 #include "io/output_claim.h"
 #include "runtime/error.h"
-#include "train/model_file.h"
+#include "checkpoint/model_file.h"
 
 namespace po = boost::program_options;
 

@@ -22,9 +22,9 @@
 #include "runtime/heap_policy.h"
 #include "runtime/version.h"
 #include "runtime/world.h"
-#include "train/cpu_capabilities.h"
-#include "train/device_setup.h"
-#include "train/visible_devices.h"
+#include "device/cpu_capabilities.h"
+#include "device/device_setup.h"
+#include "device/visible_devices.h"
 
 namespace po = boost::program_options;
 

@@ -18,7 +18,7 @@
 #include "io/output_claim.h"
 #include "results/table_render.h"
 #include "runtime/error.h"
-#include "train/prediction.h"
+#include "evaluation/prediction.h"
 
 namespace po = boost::program_options;
 

@@ -36,12 +36,12 @@
 #include "runtime/version.h"
 #include "runtime/world.h"
 #include "shard/shard_reader.h"
-#include "train/checkpoint_files.h"
-#include "train/cpu_capabilities.h"
-#include "train/device_setup.h"
-#include "train/finite_state.h"
-#include "train/model_file.h"
-#include "train/run_outputs.h"
+#include "checkpoint/checkpoint_files.h"
+#include "device/cpu_capabilities.h"
+#include "device/device_setup.h"
+#include "checkpoint/finite_state.h"
+#include "checkpoint/model_file.h"
+#include "checkpoint/run_outputs.h"
 #include "train/trainer.h"
 
 namespace po = boost::program_options;

@@ -7,7 +7,7 @@
 
 #include <ATen/core/ivalue.h>
 
-#include "train/model_file.h"
+#include "checkpoint/model_file.h"
 
 namespace ft {
 

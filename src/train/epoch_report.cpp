@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "runtime/error.h"
-#include "train/state_digest.h"
+#include "checkpoint/state_digest.h"
 
 namespace ft {
 namespace {

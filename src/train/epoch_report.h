@@ -10,7 +10,7 @@
 #include "config/schema.h"
 #include "models/network.h"
 #include "results/run_record.h"
-#include "train/fused_step.h"
+#include "optim/fused_step.h"
 
 namespace ft {
 

@@ -8,7 +8,7 @@
 #include "kernels/augment.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
-#include "train/rank_streams.h"
+#include "optim/rank_streams.h"
 
 namespace ft {
 

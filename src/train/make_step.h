@@ -7,7 +7,7 @@
 
 #include "engine/engine.h"
 #include "results/run_record.h"
-#include "train/graphed_step.h"
+#include "device/graphed_step.h"
 #include "train/step.h"
 
 namespace ft {

@@ -5,7 +5,7 @@
 #include "comm/backend.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
-#include "train/fused_step.h"
+#include "optim/fused_step.h"
 
 namespace ft {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "train/graphed_step.h"
+#include "device/graphed_step.h"
 #include "train/step.h"
 
 namespace ft {

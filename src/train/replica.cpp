@@ -11,7 +11,7 @@
 #include "runtime/error.h"
 #include "runtime/world.h"
 #include "shard/shard_reader.h"
-#include "train/rank_streams.h"
+#include "optim/rank_streams.h"
 
 namespace ft {
 namespace {

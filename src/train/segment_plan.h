@@ -8,7 +8,7 @@
 #include "config/schema.h"
 #include "results/run_record.h"
 #include "train/batch_rule.h"
-#include "train/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace ft {
 

@@ -7,7 +7,7 @@
 
 #include "comm/timeline.h"
 #include "runtime/world.h"
-#include "train/fused_step.h"
+#include "optim/fused_step.h"
 
 namespace ft {
 namespace {

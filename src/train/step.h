@@ -15,11 +15,11 @@
 #include "models/network.h"
 #include "monitor/phase_clock.h"
 #include "results/run_record.h"
-#include "train/fused_step.h"
-#include "train/lookahead.h"
-#include "train/optimizer.h"
-#include "train/precision.h"
-#include "train/scheduler.h"
+#include "optim/fused_step.h"
+#include "optim/lookahead.h"
+#include "optim/optimizer.h"
+#include "optim/precision.h"
+#include "optim/scheduler.h"
 #include "train/step_test_aids.h"
 
 namespace ft {

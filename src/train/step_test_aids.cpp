@@ -10,7 +10,7 @@
 #include <string>
 
 #include "runtime/error.h"
-#include "train/finite_state.h"
+#include "checkpoint/finite_state.h"
 
 namespace ft {
 namespace {

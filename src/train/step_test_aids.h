@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "models/network.h"
-#include "train/sync_check.h"
+#include "device/sync_check.h"
 
 namespace torch::optim {
 class Optimizer;

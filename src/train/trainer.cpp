@@ -22,13 +22,13 @@
 #include "runtime/error.h"
 #include "runtime/signals.h"
 #include "runtime/world.h"
-#include "train/device_setup.h"
+#include "device/device_setup.h"
 #include "train/epoch_report.h"
-#include "train/evaluation.h"
-#include "train/fused_step.h"
+#include "evaluation/evaluation.h"
+#include "optim/fused_step.h"
 #include "train/make_step.h"
 #include "train/replica.h"
-#include "train/resume.h"
+#include "checkpoint/resume.h"
 
 namespace ft {
 

@@ -16,9 +16,9 @@
 #include "models/network.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
-#include "train/checkpoint.h"
-#include "train/optimizer.h"
-#include "train/precision.h"
+#include "checkpoint/checkpoint.h"
+#include "optim/optimizer.h"
+#include "optim/precision.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "comm/backend.h"
 #include "io/paths.h"
 #include "runtime/signals.h"
-#include "train/rank_streams.h"
+#include "optim/rank_streams.h"
 #include "train/trainer.h"
 #include "train_fixture.h"
 

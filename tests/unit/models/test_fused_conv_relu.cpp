@@ -11,7 +11,7 @@
 #include "models/conv_relu_block.h"
 #include "models/fused_conv_relu.h"
 #include "runtime/error.h"
-#include "train/precision.h"
+#include "optim/precision.h"
 
 namespace ft {
 namespace {

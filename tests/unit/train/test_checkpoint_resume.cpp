@@ -13,7 +13,7 @@
 #include "runtime/error.h"
 #include "runtime/signals.h"
 #include "test_world.h"
-#include "train/checkpoint_files.h"
+#include "checkpoint/checkpoint_files.h"
 #include "train/trainer.h"
 
 namespace ft {

@@ -11,8 +11,8 @@
 #include "data_prep/prep_pipeline.h"
 #include "io/paths.h"
 #include "test_world.h"
-#include "train/device_setup.h"
-#include "train/graphed_step.h"
+#include "device/device_setup.h"
+#include "device/graphed_step.h"
 #include "train/trainer.h"
 
 namespace ft {

@@ -8,7 +8,7 @@
 #include "comm/backend.h"
 #include "data_prep/prep_pipeline.h"
 #include "test_world.h"
-#include "train/device_setup.h"
+#include "device/device_setup.h"
 #include "train/trainer.h"
 
 namespace ft {

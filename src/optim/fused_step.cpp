@@ -1,0 +1,176 @@
+// Fused optimizer steps over LibTorch's state: SGD's momentum buffers and Adam's averages stay in
+// SGDParamState / AdamParamState (so checkpoints save them as before); state missing on a first step is made
+// as LibTorch would make it, with zeros (identical results: the optimizers have no dampening).
+#include "optim/fused_step.h"
+
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+template <typename State>
+State& param_state(torch::optim::Optimizer& optimizer, const at::Tensor& param) {
+  auto& slot = optimizer.state()[param.unsafeGetTensorImpl()];
+  if (!slot) slot = std::make_unique<State>();
+  auto* state = dynamic_cast<State*>(slot.get());
+  FT_CHECK(state, "fused step: a parameter's optimizer state is of another optimizer");
+  return *state;
+}
+
+at::Tensor zeros_if_undefined(const at::Tensor& t, const at::Tensor& like) {
+  return t.defined() ? t : at::zeros_like(like, at::MemoryFormat::Preserve);
+}
+
+// Adam and AdamW share the state and the kernel's signature; the options differ in type only.
+template <typename Options>
+void adam_options(const torch::optim::OptimizerOptions& options, double& lr, double& beta1, double& beta2,
+                  double& eps, double& decay, bool& amsgrad) {
+  const auto& o = static_cast<const Options&>(options);
+  lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps();
+  decay = o.weight_decay(), amsgrad = o.amsgrad();
+}
+
+}  // namespace
+
+std::unique_ptr<FusedStep> FusedStep::make(torch::optim::Optimizer& optimizer, const OptimizerConfig& config,
+                                           const at::Device& device) {
+  const bool fusable = config.name != OptimizerName::rmsprop;
+  switch (config.implementation) {
+    case OptimizerImplementation::per_tensor: return nullptr;
+    case OptimizerImplementation::automatic:
+      if (!device.is_cuda() || !fusable) return nullptr;
+      break;
+    case OptimizerImplementation::fused:
+      FT_REQUIRE(fusable, "optimizer.implementation 'fused': ATen has no fused kernel for optimizer '",
+                 config.name, "'; use sgd, adam or adamw, or optimizer.implementation: per_tensor");
+      break;
+  }
+  return std::unique_ptr<FusedStep>(new FusedStep(optimizer, config.name));
+}
+
+void FusedStep::step(const at::Tensor& skip) {
+  const std::optional<at::Tensor> found_inf = skip.defined() ? std::optional<at::Tensor>(skip) : std::nullopt;
+  auto& groups = optimizer_.param_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const at::Tensor* rate = rates_.empty() ? nullptr : &rates_[g];
+    if (name_ == OptimizerName::sgd)
+      sgd_group(groups[g], rate, found_inf);
+    else
+      adam_group(groups[g], rate, found_inf);
+  }
+}
+
+void FusedStep::sgd_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
+                          const std::optional<at::Tensor>& skip) {
+  const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
+  FT_CHECK(o.dampening() == 0, "fused SGD: dampening is not supported");
+  std::vector<at::Tensor> params, grads, buffers;
+  for (const auto& p : group.params()) {
+    if (!p.grad().defined()) continue;
+    params.push_back(p);
+    grads.push_back(p.grad());
+    if (o.momentum() == 0) continue;
+    auto& state = param_state<torch::optim::SGDParamState>(optimizer_, p);
+    state.momentum_buffer(zeros_if_undefined(state.momentum_buffer(), p));
+    buffers.push_back(state.momentum_buffer());
+  }
+  if (params.empty()) return;
+  at::NoGradGuard no_grad;
+  const auto run = [&](const auto& lr) {
+    at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), lr, o.dampening(), o.nesterov(),
+                    /*maximize=*/false, /*is_first_step=*/false, /*grad_scale=*/std::nullopt, skip);
+  };
+  if (rate)
+    run(*rate);
+  else
+    run(o.lr());
+}
+
+at::Tensor& FusedStep::step_count(const at::Tensor& param, std::int64_t stored) {
+  auto& count = steps_[param.unsafeGetTensorImpl()];
+  if (!count.defined()) count = at::full({}, static_cast<double>(stored), param.options().dtype(at::kFloat));
+  return count;
+}
+
+void FusedStep::adam_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
+                           const std::optional<at::Tensor>& skip) {
+  double lr, beta1, beta2, eps, decay;
+  bool amsgrad;
+  const bool decoupled = name_ == OptimizerName::adamw;
+  if (decoupled)
+    adam_options<torch::optim::AdamWOptions>(group.options(), lr, beta1, beta2, eps, decay, amsgrad);
+  else
+    adam_options<torch::optim::AdamOptions>(group.options(), lr, beta1, beta2, eps, decay, amsgrad);
+  std::vector<at::Tensor> params, grads, averages, squares, maxima, counts;
+  for (const auto& p : group.params()) {
+    if (!p.grad().defined()) continue;
+    // AdamW's state is AdamParamState's twin; both hold the same four things.
+    auto fill = [&](auto& state) {
+      state.exp_avg(zeros_if_undefined(state.exp_avg(), p));
+      state.exp_avg_sq(zeros_if_undefined(state.exp_avg_sq(), p));
+      if (amsgrad) state.max_exp_avg_sq(zeros_if_undefined(state.max_exp_avg_sq(), p)), maxima.push_back(state.max_exp_avg_sq());
+      averages.push_back(state.exp_avg());
+      squares.push_back(state.exp_avg_sq());
+      counts.push_back(step_count(p, state.step()));
+    };
+    if (decoupled)
+      fill(param_state<torch::optim::AdamWParamState>(optimizer_, p));
+    else
+      fill(param_state<torch::optim::AdamParamState>(optimizer_, p));
+    params.push_back(p);
+    grads.push_back(p.grad());
+  }
+  if (params.empty()) return;
+  at::NoGradGuard no_grad;
+  at::_foreach_add_(counts, 1);
+  const auto run = [&](const auto& step_lr) {
+    if (decoupled)
+      at::_fused_adamw_(params, grads, averages, squares, maxima, counts, step_lr, beta1, beta2, decay, eps,
+                        amsgrad, /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+    else
+      at::_fused_adam_(params, grads, averages, squares, maxima, counts, step_lr, beta1, beta2, decay, eps, amsgrad,
+                       /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+  };
+  if (rate)
+    run(*rate);
+  else
+    run(lr);
+  // A skipped step does not count (the counts are 0-dimensional, the flag has one element).
+  if (skip) at::_foreach_sub_(counts, std::vector<at::Tensor>(counts.size(), skip->reshape({})));
+}
+
+void FusedStep::use_device_rates() {
+  rates_.clear();
+  for (auto& group : optimizer_.param_groups()) {
+    const auto& params = group.params();
+    const auto device = params.empty() ? at::Device(at::kCPU) : params.front().device();
+    rates_.push_back(at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat)));
+  }
+  load_rates();
+}
+
+void FusedStep::load_rates() {
+  auto& groups = optimizer_.param_groups();
+  FT_CHECK(rates_.size() == groups.size(), "fused step: the parameter groups changed after use_device_rates()");
+  for (std::size_t g = 0; g < groups.size(); ++g) rates_[g].fill_(groups[g].options().get_lr());
+}
+
+void FusedStep::store_step_counts() {
+  if (name_ == OptimizerName::sgd) return;
+  for (auto& group : optimizer_.param_groups())
+    for (const auto& p : group.params()) {
+      const auto it = steps_.find(p.unsafeGetTensorImpl());
+      if (it == steps_.end()) continue;
+      const auto count = static_cast<std::int64_t>(it->second.item<float>());
+      if (name_ == OptimizerName::adamw)
+        param_state<torch::optim::AdamWParamState>(optimizer_, p).step(count);
+      else
+        param_state<torch::optim::AdamParamState>(optimizer_, p).step(count);
+    }
+}
+
+}  // namespace ft

@@ -1,0 +1,78 @@
+// Autocast scoping and the loss scaler, built on ATen's AMP kernels (_amp_foreach_non_finite_check_
+// and_unscale_, _amp_update_scale_) exactly as torch.amp.GradScaler uses them.
+#include "optim/precision.h"
+
+#include <ATen/autocast_mode.h>
+
+#include "runtime/error.h"
+
+namespace ft {
+
+at::ScalarType training_dtype(Precision precision) {
+  switch (precision) {
+    case Precision::fp16: return at::kHalf;
+    case Precision::bf16: return at::kBFloat16;
+    case Precision::fp64: return at::kDouble;
+    case Precision::fp32: return at::kFloat;
+  }
+  return at::kFloat;
+}
+
+AutocastScope::AutocastScope(at::Device device, at::ScalarType dtype) : device_type_(device.type()) {
+  if (dtype != at::kHalf && dtype != at::kBFloat16) return;
+  active_ = true;
+  previous_enabled_ = at::autocast::is_autocast_enabled(device_type_);
+  previous_dtype_ = at::autocast::get_autocast_dtype(device_type_);
+  at::autocast::set_autocast_enabled(device_type_, true);
+  at::autocast::set_autocast_dtype(device_type_, dtype);
+  at::autocast::increment_nesting();
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_autocast_enabled(device_type_, previous_enabled_);
+  at::autocast::set_autocast_dtype(device_type_, previous_dtype_);
+}
+
+LossScaler::LossScaler(bool enabled, double initial_scale, int growth_interval, at::Device device)
+    : enabled_(enabled), growth_interval_(growth_interval) {
+  const auto options = at::TensorOptions().device(device);
+  scale_ = at::full({1}, initial_scale, options.dtype(at::kFloat));
+  growth_tracker_ = at::zeros({1}, options.dtype(at::kInt));
+  found_inf_ = at::zeros({1}, options.dtype(at::kFloat));
+}
+
+at::Tensor LossScaler::scale(const at::Tensor& loss) const {
+  return enabled_ ? loss * scale_.to(loss.scalar_type()) : loss;
+}
+
+bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
+  if (!enabled_) return true;
+  return unscale_on_device(parameters).item<float>() == 0.0f;
+}
+
+at::Tensor LossScaler::unscale_on_device(const std::vector<at::Tensor>& parameters) {
+  if (!enabled_) return {};
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  found_inf_.zero_();
+  if (!grads.empty())
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
+  return found_inf_;
+}
+
+void LossScaler::update() {
+  if (!enabled_) return;
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, 2.0, 0.5, growth_interval_);
+}
+
+void LossScaler::restore(const at::Tensor& scale, const at::Tensor& growth) {
+  scale_.copy_(scale);
+  growth_tracker_.copy_(growth);
+}
+
+double LossScaler::current_scale() const { return scale_.item<double>(); }
+
+}  // namespace ft
