@@ -90,8 +90,8 @@ for case in mpi:eth1 gloo:eth1 mpi:eth0; do
   [ "$on_other" -lt $((64 * 1024)) ] || mn_fail "$backend-$chosen: $on_other bytes crossed $other, not the chosen link"
   subnet='10\.77\.0\.[0-9]+'
   [ "$chosen" = eth0 ] || subnet='10\.78\.0\.[0-9]+'
-  # Open MPI's TCP transport listens on the wildcard address whatever it is told (README, "Several nodes");
-  # loopback is the rank's line to its node's Open MPI daemon.
+  # Open MPI's TCP transport listens on the wildcard address whatever it is told (docs/multinode.md,
+  # "Choosing the network"); loopback is the rank's line to its node's Open MPI daemon.
   outside=$(sockets_outside "$subnet|127\.0\.0\.1|0\.0\.0\.0|\*|\[::\]" "$WORK/$backend-$chosen".sockets*)
   [ -z "$outside" ] || mn_fail "$backend-$chosen: ranks used addresses outside $chosen: $outside"
 done

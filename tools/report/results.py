@@ -1,4 +1,4 @@
-# Reads fusetrain results files (the HDF5 layout of README "Results") into plain Python objects, and finds
+# Reads fusetrain results files (the HDF5 layout of docs/results.md) into plain Python objects, and finds
 # the results of a sweep directory (points.tsv) or of a folder of .h5 files, for plots.py and summary.py.
 """Results-file reader shared by the report tools.
 
