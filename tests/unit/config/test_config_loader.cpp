@@ -23,7 +23,7 @@ std::string error_of(const std::string& yaml, const std::vector<std::string>& ov
   return "";
 }
 
-TEST(ConfigLoader, MinimalConfigFromTheReadmeParses) {
+TEST(ConfigLoader, MinimalConfigFromTheGuideParses) {
   const auto c = parse_config(
       "model: {name: simple_cnn}\n"
       "data: {path: /data/cifar10_h5, batch_size: 32}\n"
