@@ -69,6 +69,8 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
   FT_REQUIRE(options_.wire == at::kFloat || options_.wire == at::kHalf || options_.wire == at::kBFloat16,
              "gradient wire type ", options_.wire, ": only fp16 or bf16 compress the all-reduce");
   if (compressed()) wire_dtype_ = dtype_of(options_.wire);
+  FT_REQUIRE(!options_.reducer || !compressed(), "a bucket reducer (PowerSGD) sends the gradients' own dtype: "
+             "no fp16 or bf16 wire with it");
   for (const auto& p : params_) {
     TensorSpec spec{p.name, dtype_of(p.tensor.scalar_type()), p.tensor.sizes().vec()};
     specs_.push_back(spec);
@@ -86,7 +88,8 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
   on_device_ = !params_.empty() && params_.front().tensor.is_cuda();
   solo_ = backend_.size() == 1 && !options_.reduce_alone;
   if (solo_) return;  // nothing to reduce: no buffers, hooks or thread
-  in_place_ = options_.in_place && !on_device_ && !compressed() && backend_.reduces_spans_in_place();
+  in_place_ =
+      options_.in_place && !on_device_ && !compressed() && !options_.reducer && backend_.reduces_spans_in_place();
   for (std::size_t b = 0; b < plan_.size(); ++b) {
     auto state = std::make_unique<BucketState>();
     const auto options = params_[plan_[b].tensors.front()].tensor.options().requires_grad(false);
@@ -271,6 +274,13 @@ void GradientEngine::run_bucket(std::size_t b) {
     bytes = static_cast<std::int64_t>((plan_[b].numel + 1) * dtype_size(dtype));
   } else {
     device_->run(b, [&] {
+      if (options_.reducer) {
+        options_.reducer->reduce(plan_[b], s.buffer, [&](at::Tensor& part) {
+          device_->allreduce(backend_, part, dtype);
+          bytes += part.numel() * part.element_size();
+        });
+        return;
+      }
       at::Tensor data = s.buffer;
       if (compressed()) {
         s.wire.copy_(s.buffer);

@@ -16,6 +16,7 @@
 #include "comm/backend.h"
 #include "comm/bucket_plan.h"
 #include "config/schema.h"
+#include "engine/bucket_reducer.h"
 
 namespace ft {
 
@@ -45,6 +46,9 @@ struct GradientEngineOptions {
   // A world of one rank has nothing to reduce: the engine leaves autograd's gradients where they are (no
   // hooks, no thread, no copy). true packs and calls the backend all the same (tests of the machinery).
   bool reduce_alone = false;
+  // Reduces each packed bucket in place of its one all-reduce (PowerSGD); null: the plain all-reduce. Buckets
+  // are then always packed, in the gradients' own dtype (not with an fp16/bf16 wire).
+  std::shared_ptr<BucketReducer> reducer;
   Timeline* timeline = nullptr;
 };
 
