@@ -50,8 +50,8 @@ void require_same_run(torch::serialize::InputArchive& archive, const std::string
   for (const auto& d : differences) list += cat(list.empty() ? "" : "; ", d);
   throw Error(cat("checkpoint ", path, " was written by a run with a different config: ", list,
                   ". Only train.epochs, the number of ranks (elastic.* says how the batch follows) and where the run "
-                  "computes (train.device, train.threads, distributed.* but compression, reproducible and micro_batches, "
-                  "precision.channels_last, "
+                  "computes (train.device, train.threads, distributed.* but compression, powersgd_*, reproducible and "
+                  "micro_batches, precision.channels_last, "
                   "profile.*, train.eval_every, train.checkpoint_every, train.checkpoint_every_s, "
                   "train.keep_checkpoints) may change on resume. To continue that run, give these keys the "
                   "checkpoint's values; to start a separate run, choose another output.name (the checkpoint is kept)"));
@@ -98,6 +98,37 @@ void read_generators(torch::serialize::InputArchive& archive, const at::Device& 
   restore_generators(state, device);
 }
 
+void write_rank_state(torch::serialize::OutputArchive& archive, const std::vector<std::vector<at::Tensor>>& state) {
+  const std::size_t count = state.empty() ? 0 : state.front().size();
+  archive.write("rank_state", at::tensor({static_cast<std::int64_t>(count), static_cast<std::int64_t>(state.size())},
+                                         at::kLong));
+  for (std::size_t r = 0; r < state.size(); ++r)
+    for (std::size_t i = 0; i < count; ++i)
+      archive.write(cat("rank_state_", i, "_rank", r), state[r][i].detach().to(at::kCPU));
+}
+
+// This rank's own state: its saved tensors when the number of ranks is the saving run's, else the saved ranks' mean.
+void read_rank_state(torch::serialize::InputArchive& archive, const std::string& path,
+                     const std::vector<at::Tensor>& own, int rank, int ranks) {
+  at::Tensor shape;
+  const bool stored = archive.try_read("rank_state", shape);
+  const std::int64_t count = stored ? shape[0].item<std::int64_t>() : 0;
+  const std::int64_t saved = stored ? shape[1].item<std::int64_t>() : 0;
+  FT_REQUIRE(count == static_cast<std::int64_t>(own.size()), "checkpoint ", path, " holds ", count,
+             " per-rank state tensors but this run keeps ", own.size());
+  at::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    if (saved == ranks) {
+      own[i].copy_(read_tensor(archive, cat("rank_state_", i, "_rank", rank)));
+      continue;
+    }
+    at::Tensor sum = at::zeros(own[i].sizes(), own[i].options().device(at::kCPU).dtype(at::kDouble));
+    for (std::int64_t r = 0; r < saved; ++r)
+      sum += read_tensor(archive, cat("rank_state_", i, "_rank", r)).to(at::kDouble);
+    own[i].copy_(sum / static_cast<double>(std::max<std::int64_t>(1, saved)));
+  }
+}
+
 torch::serialize::InputArchive open_archive(const std::string& path) {
   torch::serialize::InputArchive archive;
   try {
@@ -114,7 +145,8 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
 void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                      torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& p,
                      const at::Device& device, const std::vector<at::Tensor>& extra,
-                     const std::vector<GeneratorState>& rank_generators) {
+                     const std::vector<GeneratorState>& rank_generators,
+                     const std::vector<std::vector<at::Tensor>>& rank_state) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive optimizer_archive;
   write_model_tensors(archive, network);
@@ -139,6 +171,7 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
   }
   archive.write("extra_count", at::tensor({static_cast<std::int64_t>(extra.size())}, at::kLong));
   for (std::size_t i = 0; i < extra.size(); ++i) archive.write(cat("extra_", i), extra[i].detach().to(at::kCPU));
+  write_rank_state(archive, rank_state);
   write_checksummed_file(path, archive_bytes(archive, path, "checkpoint"));
 }
 
@@ -146,7 +179,8 @@ void save_checkpoint(const std::string& path, const std::string& fingerprint, Ne
 // way round), then copied or moved to where this run keeps it.
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                                  torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
-                                 const std::vector<at::Tensor>& extra, int rank, std::uint64_t seed) {
+                                 const std::vector<at::Tensor>& extra, int rank, std::uint64_t seed,
+                                 const std::vector<at::Tensor>& own, int ranks) {
   torch::serialize::InputArchive archive = open_archive(path);
   require_same_run(archive, path, fingerprint);
   read_model_tensors(archive, network, cat("checkpoint ", path));
@@ -164,6 +198,7 @@ TrainingPosition load_checkpoint(const std::string& path, const std::string& fin
     at::NoGradGuard no_grad;
     for (std::size_t i = 0; i < extra.size(); ++i) extra[i].copy_(read_tensor(archive, cat("extra_", i)));
   }
+  read_rank_state(archive, path, own, rank, ranks);
   read_generators(archive, device, rank, seed, p.segments.size());
   return p;
 }

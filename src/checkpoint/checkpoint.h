@@ -36,13 +36,18 @@ struct TrainingPosition {
 // `rank_generators`: every rank's random streams in rank order (default: this process's, as rank 0's);
 // load_checkpoint restores those of `rank`; a rank the checkpoint has no stream for (the run grew) gets a
 // fresh stream of (seed, rank, segment).
+// `rank_state`: every rank's own state tensors (PowerSGD's error feedback), rank_state[r][i] rank r's tensor i.
+// load_checkpoint restores this rank's, `own`, in place: rank `rank`'s when the checkpoint was written by `ranks`
+// ranks; otherwise each tensor becomes the mean of the saved ranks' (the mean over the ranks stays the same).
 void save_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                      torch::optim::Optimizer& optimizer, const LossScaler& scaler, const TrainingPosition& position,
                      const at::Device& device, const std::vector<at::Tensor>& extra = {},
-                     const std::vector<GeneratorState>& rank_generators = {});
+                     const std::vector<GeneratorState>& rank_generators = {},
+                     const std::vector<std::vector<at::Tensor>>& rank_state = {});
 TrainingPosition load_checkpoint(const std::string& path, const std::string& fingerprint, Network& network,
                                  torch::optim::Optimizer& optimizer, LossScaler& scaler, const at::Device& device,
-                                 const std::vector<at::Tensor>& extra = {}, int rank = 0, std::uint64_t seed = 0);
+                                 const std::vector<at::Tensor>& extra = {}, int rank = 0, std::uint64_t seed = 0,
+                                 const std::vector<at::Tensor>& own = {}, int ranks = 1);
 // The position and history alone (no model), for planning the batch before the model is restored.
 TrainingPosition read_checkpoint_position(const std::string& path, const std::string& fingerprint);
 

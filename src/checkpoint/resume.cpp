@@ -3,6 +3,7 @@
 #include "checkpoint/resume.h"
 
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "io/checksummed_file.h"
@@ -72,6 +73,31 @@ void note_moved_folder(const std::string& written_in, const std::string& path) {
   std::fflush(stdout);
 }
 
+// Every rank's own state tensors, in rank order, on every rank (collective): the tensors travel as their bytes,
+// and every rank's have the shapes and dtypes of this rank's.
+std::vector<std::vector<at::Tensor>> gather_rank_state(const World& world, const std::vector<at::Tensor>& own) {
+  if (own.empty()) return {};
+  std::string mine;
+  std::vector<at::Tensor> host;
+  for (const at::Tensor& t : own) {
+    host.push_back(t.detach().to(at::kCPU).contiguous());
+    mine.append(static_cast<const char*>(host.back().data_ptr()), host.back().nbytes());
+  }
+  std::vector<std::vector<at::Tensor>> out;
+  for (const std::string& bytes : world.allgather(mine)) {
+    FT_CHECK(bytes.size() == mine.size(), "per-rank state of another size on another rank");
+    std::vector<at::Tensor> theirs;
+    std::size_t offset = 0;
+    for (const at::Tensor& t : host) {
+      theirs.push_back(at::empty_like(t));
+      std::memcpy(theirs.back().data_ptr(), bytes.data() + offset, t.nbytes());
+      offset += t.nbytes();
+    }
+    out.push_back(std::move(theirs));
+  }
+  return out;
+}
+
 }  // namespace
 
 ResumeSource choose_resume_source(const std::string& base, const World& world, const CheckpointPolicy& policy) {
@@ -103,12 +129,16 @@ TrainingPosition Resume::start() {
   if (path_.empty() || source_.path.empty()) return {};
   const TrainingPosition position = load_checkpoint(source_.path, fingerprint_, state_.network, state_.optimizer,
                                                     state_.scaler, state_.device, state_.extra, world_.rank(),
-                                                    state_.seed);
+                                                    state_.seed, state_.rank_state, world_.size());
   if (world_.rank() == 0) {
     move_aside(source_.damaged);  // out of the rotation, which would otherwise keep them in place of good files
     note_moved_folder(position.folder, source_.path);
     std::printf("resuming from %s at epoch %d, step %lld\n", source_.path.c_str(), position.epoch,
                 static_cast<long long>(position.step));
+    const int saved = position.segments.empty() ? world_.size() : position.segments.back().world_size;
+    if (!state_.rank_state.empty() && saved != world_.size())
+      std::printf("per-rank state (PowerSGD's error feedback) of %d ranks: each of the %d ranks starts from their "
+                  "mean, which keeps the error carried over all ranks\n", saved, world_.size());
     std::fflush(stdout);
   }
   return position;
@@ -120,9 +150,10 @@ void Resume::save(const TrainingPosition& position) {
   require_finite_state(saved_state(state_.network, &state_.optimizer, state_.extra), world_,
                        cat("checkpoint ", path_));
   const std::vector<GeneratorState> generators = gather_generators(world_, state_.device);
+  const auto rank_state = gather_rank_state(world_, state_.rank_state);
   if (world_.rank() == 0) {
     save_checkpoint(next_checkpoint_name(path_), fingerprint_, state_.network, state_.optimizer, state_.scaler,
-                    position, state_.device, state_.extra, generators);
+                    position, state_.device, state_.extra, generators, rank_state);
     rotate_in_next(path_, policy_.keep);
   }
   since_save_.reset();

@@ -29,6 +29,9 @@ struct CheckpointedState {
   std::vector<at::Tensor> extra;  // e.g. lookahead's slow weights
   std::uint64_t seed = 0;         // train.seed: fresh random streams for ranks the checkpoint has none for
   std::function<void()> before_save;  // brings state kept elsewhere (fused steps' counts) into the optimizer
+  // This rank's own state (PowerSGD's error feedback): every rank's is stored; a resume on another number of
+  // ranks gives each rank the saved ranks' mean (checkpoint.h).
+  std::vector<at::Tensor> rank_state;
 };
 
 // How the run's checkpoint files are kept and what a resume does with damaged ones.
@@ -65,7 +68,7 @@ class Resume {
   // then moves the damaged newer files aside, out of the rotation.
   TrainingPosition start();
   // Collective: the state is checked finite on every rank (a SharedError naming the tensor otherwise: no
-  // file is written), every rank's random streams are gathered, then rank 0 writes the checkpoint
+  // file is written), every rank's random streams and own state are gathered, then rank 0 writes the checkpoint
   // (atomically, read back and verified) and rotates it in as the newest.
   void save(const TrainingPosition& position);
   const std::string& path() const { return path_; }
