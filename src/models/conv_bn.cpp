@@ -15,7 +15,7 @@ void ConvBNImpl::reset() {
                                                         .stride(stride)
                                                         .padding(kernel / 2)
                                                         .bias(false)));
-  bn = register_module("bn", torch::nn::BatchNorm2d(out_channels));
+  bn = register_module("bn", SyncBatchNorm2d(out_channels));
 }
 
 at::Tensor ConvBNImpl::forward(const at::Tensor& x) { return bn->forward(conv->forward(x)); }

@@ -3,11 +3,12 @@
 #pragma once
 
 #include <torch/nn/cloneable.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "models/sync_batch_norm.h"
 
 namespace ft {
 
@@ -21,7 +22,7 @@ class ConvBNImpl : public torch::nn::Cloneable<ConvBNImpl> {
 
   std::int64_t in_channels, out_channels, kernel, stride;
   torch::nn::Conv2d conv{nullptr};
-  torch::nn::BatchNorm2d bn{nullptr};
+  SyncBatchNorm2d bn{nullptr};
 };
 TORCH_MODULE(ConvBN);
 

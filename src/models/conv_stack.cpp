@@ -3,7 +3,6 @@
 #include "models/conv_stack.h"
 
 #include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/dropout.h>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "models/conv_relu_block.h"
+#include "models/sync_batch_norm.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -62,9 +62,9 @@ class StackBuilder {
       case LayerType::conv: return add_conv(l, relu_follows);
       case LayerType::bn:
         if (shape_.flat)
-          append(name_, torch::nn::BatchNorm1d(shape_.features()));
+          append(name_, SyncBatchNorm1d(shape_.features()));
         else
-          append(name_, torch::nn::BatchNorm2d(shape_.channels));
+          append(name_, SyncBatchNorm2d(shape_.channels));
         return false;
       case LayerType::relu: append(name_, torch::nn::ReLU()); return false;
       case LayerType::gelu: append(name_, torch::nn::GELU()); return false;

@@ -6,7 +6,6 @@
 #include <ATen/core/grad_mode.h>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/init.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
@@ -18,6 +17,7 @@
 #include <tuple>
 
 #include "models/conv_relu_block.h"
+#include "models/sync_batch_norm.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -46,8 +46,8 @@ void identity_init(const torch::nn::Conv2d& conv) {
 }
 
 // BatchNorm with a frozen scale of 1 and a trainable shift starting at 0.
-torch::nn::BatchNorm2d norm(std::int64_t channels) {
-  torch::nn::BatchNorm2d bn(torch::nn::BatchNorm2dOptions(channels).momentum(kNormMomentum).eps(kNormEps));
+SyncBatchNorm2d norm(std::int64_t channels) {
+  SyncBatchNorm2d bn(torch::nn::BatchNorm2dOptions(channels).momentum(kNormMomentum).eps(kNormEps));
   bn->weight.requires_grad_(false);
   return bn;
 }
@@ -76,7 +76,7 @@ class ConvGroupImpl : public torch::nn::Cloneable<ConvGroupImpl> {
 
   std::int64_t in_channels, out_channels;
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  torch::nn::BatchNorm2d norm1{nullptr}, norm2{nullptr};
+  SyncBatchNorm2d norm1{nullptr}, norm2{nullptr};
 };
 TORCH_MODULE(ConvGroup);
 

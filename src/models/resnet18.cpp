@@ -3,7 +3,6 @@
 #include "models/resnet18.h"
 
 #include <ATen/ATen.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
@@ -12,6 +11,7 @@
 
 #include "models/conv_bn.h"
 #include "models/conv_relu_block.h"
+#include "models/sync_batch_norm.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -25,9 +25,9 @@ class BasicBlock : public torch::nn::Module {
  public:
   BasicBlock(std::int64_t in, std::int64_t out, std::int64_t stride)
       : conv1_(register_module("conv1", conv3x3(in, out, stride))),
-        bn1_(register_module("bn1", torch::nn::BatchNorm2d(out))),
+        bn1_(register_module("bn1", SyncBatchNorm2d(out))),
         conv2_(register_module("conv2", conv3x3(out, out, 1))),
-        bn2_(register_module("bn2", torch::nn::BatchNorm2d(out))) {
+        bn2_(register_module("bn2", SyncBatchNorm2d(out))) {
     if (stride != 1 || in != out) shortcut_ = register_module("shortcut", ConvBN(in, out, 1, stride));
   }
 
@@ -39,9 +39,9 @@ class BasicBlock : public torch::nn::Module {
 
  private:
   torch::nn::Conv2d conv1_;
-  torch::nn::BatchNorm2d bn1_;
+  SyncBatchNorm2d bn1_;
   torch::nn::Conv2d conv2_;
-  torch::nn::BatchNorm2d bn2_;
+  SyncBatchNorm2d bn2_;
   ConvBN shortcut_{nullptr};
 };
 
@@ -54,7 +54,7 @@ class ResNet18 : public Network {
     FT_REQUIRE(config.width >= 1, "model.width must be at least 1, not ", config.width);
     const std::int64_t w = config.width;
     conv1_ = register_module("conv1", conv3x3(input.channels, w, 1));
-    bn1_ = register_module("bn1", torch::nn::BatchNorm2d(w));
+    bn1_ = register_module("bn1", SyncBatchNorm2d(w));
     std::int64_t in = w;
     for (int stage = 0; stage < 4; ++stage) {
       const std::int64_t out = w << stage;
@@ -75,7 +75,7 @@ class ResNet18 : public Network {
 
  private:
   torch::nn::Conv2d conv1_{nullptr};
-  torch::nn::BatchNorm2d bn1_{nullptr};
+  SyncBatchNorm2d bn1_{nullptr};
   torch::nn::Sequential stages_[4];
   torch::nn::Linear fc_{nullptr};
 };
