@@ -42,6 +42,7 @@
 #include "checkpoint/finite_state.h"
 #include "checkpoint/model_file.h"
 #include "checkpoint/run_outputs.h"
+#include "train/batch_norm_sync.h"
 #include "train/trainer.h"
 
 namespace po = boost::program_options;
@@ -188,8 +189,13 @@ struct TrainFlags {
   bool discard_damaged_checkpoints = false;
 };
 
-// One run on this rank: placement, outputs, backend, training, results. Throws on any error.
-void run_training(const Config& config, const TrainFlags& flags, World& world, std::unique_ptr<Backend>& backend) {
+// The backends a run holds: the gradient engine's, and model.sync_batchnorm's communicator of its own.
+struct RunBackends {
+  std::unique_ptr<Backend> gradients, norms;
+};
+
+// One run on this rank: placement, outputs, backends, training, results. Throws on any error.
+void run_training(const Config& config, const TrainFlags& flags, World& world, RunBackends& backends) {
   require_same_config(world, config);
   const at::Device device = place_rank(config, world);
   const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
@@ -197,17 +203,16 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, s
   if (world.rank() == 0) claim_run_outputs(config, paths_of_run, world.size());
   world.barrier();
 
-  BackendOptions backend_options;
-  backend_options.name = config.distributed.backend;
-  backend_options.allreduce = config.distributed.allreduce;
-  backend_options.mpi_algorithm = config.distributed.mpi_algorithm;
-  backend_options.stall_timeout_s = config.distributed.stall_timeout_s;
-  backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
-  backend_options.interface = config.distributed.interface;
-  backend = make_backend(world, backend_options);
-  const WatchedCollectives watched(world, backend->watch());
+  BackendOptions backend_options = run_backend_options(config, device);
+  backends.gradients = make_backend(world, backend_options);
+  Backend& backend = *backends.gradients;
+  if (config.model.sync_batchnorm && world.size() > 1) {
+    backend_options.allreduce = AllreduceAlgorithm::flat;  // a few kilobytes per layer: no hierarchy to gain from
+    backends.norms = make_backend(world, backend_options);
+  }
+  const WatchedCollectives watched(world, backend.watch());
   Timeline timeline(!config.distributed.timeline.empty());
-  print_banner(config, world, *backend, device);
+  print_banner(config, world, backend, device);
   const std::vector<ModelLayer> layers = world.rank() == 0 ? print_model_summary(config) : std::vector<ModelLayer>{};
 
   TrainerOptions trainer_options;
@@ -215,11 +220,12 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, s
   trainer_options.discard_damaged_checkpoints = flags.discard_damaged_checkpoints;
   trainer_options.timeline = &timeline;
   trainer_options.started_at = started;
-  Trainer trainer(config, world, *backend, device, trainer_options);
+  trainer_options.norm_backend = backends.norms.get();
+  Trainer trainer(config, world, backend, device, trainer_options);
   GpuSampler sampler(device.is_cuda() ? device.index() : -1, world.rank());
   const TrainOutcome outcome = trainer.run();
   const auto samples = gather_utilization(world, sampler.stop());
-  write_run(config, paths_of_run, *trainer.network(), outcome, samples, layers, provenance(flags.command_line, started, *backend, world), world);
+  write_run(config, paths_of_run, *trainer.network(), outcome, samples, layers, provenance(flags.command_line, started, backend, world), world);
   if (!config.distributed.timeline.empty()) timeline.write(world, config.distributed.timeline);
   world.barrier();
 }
@@ -244,9 +250,9 @@ int train(const Config& config, const TrainFlags& flags, int argc, char** argv) 
   install_stop_handlers();
   // Outside the try block: on an error the handler aborts the job at once, before unwinding could make
   // the backend wait out the grace period it gives abandoned collectives.
-  std::unique_ptr<Backend> backend;
+  RunBackends backends;
   try {
-    run_training(config, flags, world, backend);
+    run_training(config, flags, world, backends);
   } catch (const Interrupted& e) {
     // Every rank stopped at the same step; rank 0 wrote the checkpoint.
     if (world.rank() == 0) std::printf("%s\n", e.what()), std::fflush(stdout);

@@ -147,12 +147,14 @@ struct Choices<BackendName> {
 };
 
 // distributed.compression: the gradient wire format (none: the gradients' own; fp16: 10-bit mantissa, range to
-// 65504; bf16: fp32's range, 7-bit mantissa).
-enum class Compression { none, fp16, bf16 };
+// 65504; bf16: fp32's range, 7-bit mantissa; powersgd: low-rank factors of each matrix-shaped gradient).
+enum class Compression { none, fp16, bf16, powersgd };
 template <>
 struct Choices<Compression> {
-  static constexpr ChoiceName<Compression> names[] = {
-      {Compression::none, "none"}, {Compression::fp16, "fp16"}, {Compression::bf16, "bf16"}};
+  static constexpr ChoiceName<Compression> names[] = {{Compression::none, "none"},
+                                                      {Compression::fp16, "fp16"},
+                                                      {Compression::bf16, "bf16"},
+                                                      {Compression::powersgd, "powersgd"}};
 };
 
 // distributed.allreduce: every rank in one ring, or through one leader per node (mpi only); "auto" times

@@ -65,9 +65,12 @@ std::string run_fingerprint(const Config& config) {
   c.output.tensorboard_every = defaults.output.tensorboard_every;
   c.output.progress_every_s = defaults.output.progress_every_s;
   c.elastic = defaults.elastic;
-  const auto kept = c.distributed;  // what changes the numbers: compression, and the reproducible mode's split
+  const auto kept = c.distributed;  // what changes the numbers: compression (and PowerSGD's settings), and the
+                                   // reproducible mode's split
   c.distributed = defaults.distributed;
   c.distributed.compression = kept.compression;
+  c.distributed.powersgd_rank = kept.powersgd_rank;
+  c.distributed.powersgd_start_step = kept.powersgd_start_step;
   c.distributed.reproducible = kept.reproducible;
   c.distributed.micro_batches = kept.micro_batches;
   return dump_config(c);

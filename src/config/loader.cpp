@@ -201,6 +201,27 @@ void require_reproducible_setup(const Config& c) {
              "on overflows of the local micro-batches");
   FT_REQUIRE(c.distributed.compression == Compression::none, why, "distributed.compression none: the exact sums "
              "travel as 64-bit integers");
+  FT_REQUIRE(!c.model.sync_batchnorm, why, "model.sync_batchnorm false: its BatchNorm statistics are those of each "
+             "micro-batch of the global order, so that the bits do not depend on the number of ranks; statistics "
+             "over all ranks' images would change with it");
+}
+
+// Networks whose BatchNorm layers model.sync_batchnorm would synchronise: the ResNets and the fast net have
+// them; a conv_stack where model.layers holds a bn.
+bool has_batch_norm(const ModelConfig& m) {
+  if (m.name == ModelName::simple_cnn) return false;
+  if (m.name != ModelName::conv_stack) return true;
+  for (const LayerSpec& layer : m.layers)
+    if (layer.type == LayerType::bn) return true;
+  return false;
+}
+
+// What compression powersgd cannot carry: fp16's loss scale changes between steps (the carried error would be
+// in the wrong scale) and an overflowing step would put inf into it.
+void require_powersgd_setup(const Config& c) {
+  FT_REQUIRE(c.precision.dtype != Precision::fp16, "distributed.compression 'powersgd' needs precision.dtype fp32, "
+             "bf16 or fp64, not 'fp16': the error feedback it carries from step to step would be kept in a loss "
+             "scale that changes, and an overflowing step would put inf into it");
 }
 
 // What train.cuda_graphs needs: a GPU, and a step whose every launch is the same (static shapes, no host
@@ -238,6 +259,8 @@ void validate_for_device(const Config& c, bool cuda_available, const std::string
   FT_REQUIRE(!(c.distributed.backend == BackendName::nccl && c.distributed.allow_device_sharing),
              "distributed.allow_device_sharing cannot be used with backend 'nccl': NCCL cannot run two "
              "ranks on one GPU; use 'mpi' or 'gloo' to share devices");
+  // Before fp16's own device check: the combination is refused on any host.
+  if (c.distributed.compression == Compression::powersgd) require_powersgd_setup(c);
   FT_REQUIRE(cuda || c.precision.dtype != Precision::fp16,
              "precision.dtype 'fp16' needs a CUDA device; use bf16 (CPU autocast) or fp32 on CPU");
   if (c.train.cuda_graphs) require_graphable_setup(c, cuda);
@@ -258,6 +281,9 @@ void validate_for_device(const Config& c, bool cuda_available, const std::string
              "distributed.last_bucket_mib (", c.distributed.last_bucket_mib,
              ") must not exceed distributed.bucket_mib (", c.distributed.bucket_mib, ")");
   FT_REQUIRE(!c.data.path.empty(), "data.path is not set: point it at a folder written by fusetrain-prep");
+  FT_REQUIRE(!c.model.sync_batchnorm || has_batch_norm(c.model), "model.sync_batchnorm: model.name '",
+             c.model.name, "'", c.model.name == ModelName::conv_stack ? " (model.layers without a bn layer)" : "",
+             " has no BatchNorm layer to synchronise; set it to false or add {type: bn} layers");
   if (c.distributed.reproducible) require_reproducible_setup(c);
 }
 

@@ -236,6 +236,11 @@ std::vector<Option> option_table(Config& c) {
   b.choice("model.conv_relu", &c.model.conv_relu,
            "conv+ReLU implementation: aten (cuDNN/oneDNN) or fused (hand-written CUDA kernel)");
   b.add(layers_option(&c.model.layers));
+  b.flag("model.sync_batchnorm", &c.model.sync_batchnorm,
+         "every BatchNorm layer normalises with the mean and variance of all ranks' images of the step, as "
+         "torch.nn.SyncBatchNorm: per layer one small all-reduce in forward and one in backward, on a communicator "
+         "of its own; running statistics stay the same on every rank. For small per-rank batches (e.g. 4 images). "
+         "Needs a network with BatchNorm; not with distributed.reproducible, nor train.cuda_graphs on several ranks");
 
   b.text("data.path", &c.data.path, "folder with train-*.h5 and test-*.h5 shards from fusetrain-prep");
   b.number("data.batch_size", &c.data.batch_size, "images per rank per micro-batch", at_least(1));
@@ -340,7 +345,15 @@ std::vector<Option> option_table(Config& c) {
   b.number("distributed.last_bucket_mib", &c.distributed.last_bucket_mib,
            "most of the last bucket in MiB (the gradients backward produces last; left to send when it ends)",
            above(0));
-  b.choice("distributed.compression", &c.distributed.compression, "gradient wire format");
+  b.choice("distributed.compression", &c.distributed.compression,
+           "gradient wire format: fp16/bf16 halve the bytes; powersgd sends rank-r factors P and Q of each "
+           "matrix-shaped gradient (conv weights as [out, in*kh*kw]) with error feedback, vectors as they are");
+  b.number("distributed.powersgd_rank", &c.distributed.powersgd_rank,
+           "with compression powersgd: the rank of each gradient matrix's approximation (1-4 usually; bytes grow "
+           "with it)", at_least(1));
+  b.number("distributed.powersgd_start_step", &c.distributed.powersgd_start_step,
+           "with compression powersgd: optimizer steps all-reduced uncompressed before compression starts "
+           "(PyTorch suggests about 10% of the run)", at_least(0));
   b.flag("distributed.autotune", &c.distributed.autotune,
          "at start, time a few fusion bucket sizes on the model's gradients and use the fastest "
          "(overrides bucket_mib and first_bucket_mib; the choice is recorded as autotuned_bucket_mib)");

@@ -27,6 +27,7 @@ struct ModelConfig {
   double norm_bias_lr_scale = 64;   // fast_cifar: learning-rate multiplier of BatchNorm biases
   ConvReluKernel conv_relu = ConvReluKernel::aten;
   std::vector<LayerSpec> layers;    // conv_stack only
+  bool sync_batchnorm = false;      // BatchNorm statistics over every rank's images of the step
 };
 
 struct AugmentConfig {
@@ -117,6 +118,10 @@ struct DistributedConfig {
   double last_bucket_mib = 0.25;
   bool autotune = false;            // time candidate bucket sizes at start, keep the fastest
   Compression compression = Compression::none;  // on the wire
+  // compression powersgd: the rank of each gradient matrix's approximation, and the optimizer steps before it
+  // starts (all-reduced uncompressed until then), as PyTorch's PowerSGDState defaults them.
+  int powersgd_rank = 1;
+  std::int64_t powersgd_start_step = 1000;
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // flat, or through node leaders
   MpiAlgorithm mpi_algorithm = MpiAlgorithm::automatic;          // mpi: ring or MPI_Iallreduce per bucket
   int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)

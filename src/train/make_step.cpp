@@ -3,6 +3,8 @@
 #include "train/make_step.h"
 
 #include "engine/engine_autotune.h"
+#include "runtime/error.h"
+#include "runtime/world.h"
 #include "train/overlapped_step.h"
 #include "train/replayed_step.h"
 #include "train/reproducible_step.h"
@@ -15,7 +17,8 @@ at::ScalarType wire_type(Compression compression) {
   switch (compression) {
     case Compression::fp16: return at::kHalf;
     case Compression::bf16: return at::kBFloat16;
-    case Compression::none: return at::kFloat;
+    case Compression::none:
+    case Compression::powersgd: return at::kFloat;  // PowerSGD's factors travel in the gradients' dtype
   }
   return at::kFloat;
 }
@@ -44,11 +47,23 @@ GradientEngineOptions engine_options(StepParts& parts, const std::vector<NamedTe
 
 std::unique_ptr<TrainingStep> make_training_step(StepParts& parts, const std::vector<NamedTensor>& named,
                                                  RunSummary& summary, GraphedStep::RecordingFactory record_graphs) {
-  const GradientEngineOptions options = engine_options(parts, named, summary);
-  if (parts.config.distributed.reproducible) return std::make_unique<ReproducibleStep>(parts);
-  if (parts.config.train.cuda_graphs) return std::make_unique<ReplayedStep>(parts, std::move(record_graphs));
+  GradientEngineOptions options = engine_options(parts, named, summary);
+  const Config& c = parts.config;
+  if (c.distributed.reproducible) return std::make_unique<ReproducibleStep>(parts);
+  if (c.train.cuda_graphs) {
+    FT_REQUIRE(!c.model.sync_batchnorm || parts.world.size() == 1, "model.sync_batchnorm cannot be used with "
+               "train.cuda_graphs on ", parts.world.size(), " ranks: the replayed graph holds no collective but its "
+               "one gradient all-reduce; set one of them to false (on one rank they go together)");
+    return std::make_unique<ReplayedStep>(parts, std::move(record_graphs));
+  }
+  std::shared_ptr<PowerSgd> powersgd;
+  if (c.distributed.compression == Compression::powersgd) {
+    const PowerSgdOptions settings{c.distributed.powersgd_rank, c.distributed.powersgd_start_step, c.train.seed};
+    powersgd = std::make_shared<PowerSgd>(named, parts.world.size(), settings);
+    options.reducer = powersgd;
+  }
   return std::make_unique<OverlappedStep>(
-      parts, std::make_unique<GradientEngine>(parts.backend, parts.world, named, options));
+      parts, std::make_unique<GradientEngine>(parts.backend, parts.world, named, options), std::move(powersgd));
 }
 
 }  // namespace ft

@@ -4,8 +4,9 @@
 
 namespace ft {
 
-OverlappedStep::OverlappedStep(StepParts& parts, std::unique_ptr<GradientEngine> engine)
-    : TrainingStep(parts), engine_(std::move(engine)) {}
+OverlappedStep::OverlappedStep(StepParts& parts, std::unique_ptr<GradientEngine> engine,
+                               std::shared_ptr<PowerSgd> powersgd)
+    : TrainingStep(parts), engine_(std::move(engine)), powersgd_(std::move(powersgd)) {}
 
 OverlappedStep::~OverlappedStep() = default;
 
@@ -15,6 +16,11 @@ void OverlappedStep::summarise(RunSummary& summary, RankRecord& rank) {
   rank.allreduce_bytes = engine.bytes;
   rank.allreduce_s = engine.allreduce_s;
   rank.comm_hidden_fraction = engine.hidden_fraction();
+}
+
+StepState OverlappedStep::checkpointed_state() {
+  if (!powersgd_) return {};
+  return {powersgd_->shared_state(), powersgd_->rank_state()};
 }
 
 }  // namespace ft

@@ -4,18 +4,26 @@
 
 #include <memory>
 
+#include "engine/powersgd.h"
 #include "train/step.h"
 
 namespace ft {
 
 class OverlappedStep final : public TrainingStep {
  public:
-  OverlappedStep(StepParts& parts, std::unique_ptr<GradientEngine> engine);
+  // `powersgd`: the engine's bucket reducer when distributed.compression is powersgd, else null.
+  OverlappedStep(StepParts& parts, std::unique_ptr<GradientEngine> engine, std::shared_ptr<PowerSgd> powersgd = {});
   ~OverlappedStep() override;
   double comm_wait_s() override { return engine_->stats().wait_s; }
   void summarise(RunSummary& summary, RankRecord& rank) override;
+  // PowerSGD's warm-started factors and this rank's error feedback.
+  StepState checkpointed_state() override;
 
  private:
+  // PowerSGD learns which optimizer step the buckets belong to (compression starts at a step of the run).
+  void before_forward(const StepAt& at, int /*micro*/) override {
+    if (powersgd_) powersgd_->set_step(at.global_step);
+  }
   void clear_gradients() override { engine_->clear_gradients(); }
   // The last micro-batch's backward lets the engine all-reduce; the others accumulate locally.
   void before_backward(bool last) override { engine_->prepare(last); }
@@ -23,6 +31,7 @@ class OverlappedStep final : public TrainingStep {
   void agree_gradients(EpochSums& /*sums*/) override { engine_->finish(); }
 
   std::unique_ptr<GradientEngine> engine_;
+  std::shared_ptr<PowerSgd> powersgd_;
 };
 
 }  // namespace ft

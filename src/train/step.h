@@ -68,6 +68,12 @@ struct StepParts {
   std::unique_ptr<Lookahead> lookahead;
 };
 
+// Training state a kind of step keeps beyond the network and optimizer, which checkpoints carry: tensors the
+// same on every rank (`shared`), and this rank's own (`own`), updated in place on a resume.
+struct StepState {
+  std::vector<at::Tensor> shared, own;
+};
+
 // One kind of step. run() is the same for every kind (the test aids, the learning rate of the step, the
 // step itself, lookahead's pull); compute() is the kind's own: how gradients come to agree across ranks.
 class TrainingStep {
@@ -89,6 +95,8 @@ class TrainingStep {
   virtual double epoch_loss_sum(const EpochSums& sums, double reduced) const;
   // What the step's kind records of the run: its communication, its graphs, the optimizer steps it skipped.
   virtual void summarise(RunSummary& summary, RankRecord& rank);
+  // The state a checkpoint must carry for the step to continue as it would have (none by default).
+  virtual StepState checkpointed_state() { return {}; }
   // The learning rate of the last step.
   double lr() const { return lr_; }
   // fp16 steps skipped so far, those decided on the device moved into the count (a device read); a resumed

@@ -26,6 +26,7 @@
 #include "train/epoch_report.h"
 #include "evaluation/evaluation.h"
 #include "optim/fused_step.h"
+#include "train/batch_norm_sync.h"
 #include "train/make_step.h"
 #include "train/replica.h"
 #include "checkpoint/resume.h"
@@ -37,8 +38,10 @@ namespace ft {
 struct Trainer::State {
   RankSplits splits;
   at::ScalarType dtype = at::kFloat, param_dtype = at::kFloat, amp_dtype = at::kFloat;
+  std::unique_ptr<BatchNormSyncing> norm_sync;  // model.sync_batchnorm's attachment, undone with the state
   std::unique_ptr<StepParts> parts;
   std::unique_ptr<TrainingStep> step;
+  std::vector<at::Tensor> replica;  // what distributed.verify_replicas compares across ranks
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<Resume> resume;
   CheckpointPolicy checkpoint_policy;  // how many checkpoints to keep, and what to do when all are damaged
@@ -170,6 +173,7 @@ void Trainer::build_replica() {
   s.param_dtype = s.dtype == at::kDouble ? at::kDouble : at::kFloat;
   s.amp_dtype = (s.dtype == at::kHalf || s.dtype == at::kBFloat16) ? s.dtype : at::kFloat;
   network_ = ft::build_replica(config_, *s.splits.train, world_, device_, s.param_dtype);
+  s.norm_sync = std::make_unique<BatchNormSyncing>(config_, world_, *network_, device_, options_.norm_backend);
 }
 
 // The optimizer with its parameter groups, the fp16 loss scaler and the fused step, then the one kind of
@@ -196,6 +200,7 @@ void Trainer::make_step() {
                                           device_);
   p.fused = FusedStep::make(*p.optimizer, config_.optimizer, device_);
   s.step = make_training_step(p, named, out_.summary, options_.record_graphs);
+  s.replica = s.norm_sync->replica_tensors(p.parameters);
 }
 
 // Steps per epoch (equal on every rank), the schedule, augmentation and evaluation settings, lookahead
@@ -238,11 +243,15 @@ void Trainer::plan_steps() {
     p.lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, s.steps_per_epoch * c.train.epochs);
     extra = p.lookahead->slow();
   }
+  StepState kept = s.step->checkpointed_state();  // e.g. PowerSGD's factors and error feedback
+  extra.insert(extra.end(), kept.shared.begin(), kept.shared.end());
   s.resume = std::make_unique<Resume>(options_.checkpoint_path, run_fingerprint(configured_), world_,
                                       CheckpointedState{*network_, *p.optimizer, *p.scaler, device_, extra,
-                                                        c.train.seed, [&p] {
+                                                        c.train.seed,
+                                                        [&p] {
                                                           if (p.fused) p.fused->store_step_counts();
-                                                        }},
+                                                        },
+                                                        std::move(kept.own)},
                                       s.checkpoint_policy, std::move(s.resume_from));
   s.profiler = std::make_unique<OpProfiler>(c.profile, world_.rank(), device_.is_cuda());
   out_.rank.hostname = world_.hostname();
@@ -283,7 +292,7 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
     const int verify = config_.distributed.verify_replicas;
     if (verify > 0 && (global_step_ + 1) % verify == 0) {
       step.settle();
-      check_replicas(s.parts->parameters, world_, global_step_ + 1);
+      check_replicas(s.replica, world_, global_step_ + 1);
     }
     s.monitor->after_step(global_step_ + 1, k + 1, reading);
     agree_on_flags(epoch, k, sums);
@@ -384,7 +393,7 @@ void Trainer::evaluate_into(EpochRecord& record) {
   const bool reproducible = config_.distributed.reproducible;  // its statistics are equal on every rank
   const Stopwatch wall;  // evaluate() ends with its figures on the host: the device work is done by then
   s.clock->begin();
-  if (!reproducible) average_running_statistics(*network_, world_);
+  if (!reproducible && !s.norm_sync->on()) average_running_statistics(*network_, world_);  // else already equal
   const auto result = reproducible
                           ? evaluate_in_fixed_batches(*network_, *s.splits.test, s.test_params, s.eval_options, world_)
                           : evaluate(*network_, *s.splits.test, s.test_params, s.eval_options, world_);

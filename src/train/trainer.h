@@ -48,6 +48,9 @@ struct TrainerOptions {
   std::string started_at;       // UTC start of this process's segment, ISO 8601
   // train.cuda_graphs' recording: empty for a CUDA graph; a test's stand-in replays the step on the CPU.
   GraphedStep::RecordingFactory record_graphs;
+  // model.sync_batchnorm's communicator on several ranks (a backend of the run's kind, not the engine's); null:
+  // the trainer makes its own.
+  Backend* norm_backend = nullptr;
 };
 
 class Trainer {

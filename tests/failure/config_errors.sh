@@ -125,6 +125,20 @@ check config_case reproducible_accumulation "output: {dir: $runs}
 $reproducible" "distributed\.reproducible needs train\.accumulation_steps 1" --set train.accumulation_steps=2
 check config_case reproducible_compression "output: {dir: $runs}
 $reproducible" "distributed\.reproducible needs distributed\.compression none" --set distributed.compression=bf16
+# model.sync_batchnorm and compression powersgd refuse by name what they cannot work with.
+check config_case sync_batchnorm_without_batchnorm "$base
+model: {name: simple_cnn, sync_batchnorm: true}" "model\.sync_batchnorm: model\.name 'simple_cnn' has no BatchNorm layer to synchronise"
+check config_case sync_batchnorm_stack_without_bn "$base
+model: {name: conv_stack, sync_batchnorm: true, layers: [{type: conv, out: 4}, relu, {type: linear}]}" "model\.sync_batchnorm: model\.name 'conv_stack' \(model\.layers without a bn layer\) has no BatchNorm layer"
+check config_case reproducible_sync_batchnorm "output: {dir: $runs}
+$reproducible
+model: {name: resnet9, sync_batchnorm: true}" "distributed\.reproducible needs model\.sync_batchnorm false: its BatchNorm statistics are those of each micro-batch"
+check config_case reproducible_powersgd "output: {dir: $runs}
+$reproducible" "distributed\.reproducible needs distributed\.compression none" --set distributed.compression=powersgd
+check config_case powersgd_fp16 "$base
+distributed: {compression: powersgd}
+precision: {dtype: fp16}" "distributed\.compression 'powersgd' needs precision\.dtype fp32, bf16 or fp64, not 'fp16'"
+check config_case powersgd_rank_zero "$base" "key 'distributed\.powersgd_rank': must be >= 1, got 0" --set distributed.powersgd_rank=0
 check config_case buckets_inverted "$base
 distributed: {bucket_mib: 1, first_bucket_mib: 4}" "distributed\.first_bucket_mib \(4\) must not exceed distributed\.bucket_mib \(1\)"
 check config_case last_bucket_too_big "$base

@@ -209,9 +209,64 @@ TEST(ConfigValidation, CudaGraphsNeedAReplayableStep) {
        "distributed.reproducible false"},
       {[](Config& c) { c.optimizer.implementation = OptimizerImplementation::per_tensor; }, "fused optimizer step"},
       {[](Config& c) { c.optimizer.name = OptimizerName::rmsprop; }, "fused optimizer step"},
+      {[](Config& c) { c.distributed.compression = Compression::powersgd; }, "distributed.compression none"},
   };
   for (std::size_t i = 0; i < std::size(refused); ++i) {
     const std::string message = refusal(refused[i].first, /*cuda=*/i != 0);
+    EXPECT_NE(message.find(refused[i].second), std::string::npos) << i << ": " << message;
+  }
+}
+
+// model.sync_batchnorm and compression powersgd name the combinations they cannot work in.
+TEST(ConfigValidation, SyncBatchNormAndPowerSgdRefuseWhatCannotWork) {
+  const auto refusal = [](const std::function<void(Config&)>& change) -> std::string {
+    Config c;
+    c.data.path = "x";
+    change(c);
+    try {
+      validate_for_device(c, true);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto sync = [](Config& c) {
+    c.model.name = ModelName::resnet18;
+    c.model.sync_batchnorm = true;
+  };
+  EXPECT_EQ(refusal(sync), "");
+  EXPECT_EQ(refusal([](Config& c) { c.distributed.compression = Compression::powersgd; }), "");
+  const std::pair<std::function<void(Config&)>, std::string> refused[] = {
+      {[](Config& c) { c.model.sync_batchnorm = true; },
+       "model.sync_batchnorm: model.name 'simple_cnn' has no BatchNorm layer"},
+      {[](Config& c) {
+         c.model.name = ModelName::conv_stack;
+         c.model.layers = {LayerSpec{}, LayerSpec{LayerType::linear}};
+         c.model.sync_batchnorm = true;
+       },
+       "model.name 'conv_stack' (model.layers without a bn layer) has no BatchNorm layer"},
+      {[&](Config& c) {
+         sync(c);
+         c.distributed.reproducible = true;
+         c.data.shuffle = Shuffle::global;
+         c.train.threads = 1;
+       },
+       "distributed.reproducible needs model.sync_batchnorm false"},
+      {[](Config& c) {
+         c.distributed.compression = Compression::powersgd;
+         c.distributed.reproducible = true;
+         c.data.shuffle = Shuffle::global;
+         c.train.threads = 1;
+       },
+       "distributed.reproducible needs distributed.compression none"},
+      {[](Config& c) {
+         c.distributed.compression = Compression::powersgd;
+         c.precision.dtype = Precision::fp16;
+       },
+       "distributed.compression 'powersgd' needs precision.dtype fp32, bf16 or fp64, not 'fp16'"},
+  };
+  for (std::size_t i = 0; i < std::size(refused); ++i) {
+    const std::string message = refusal(refused[i].first);
     EXPECT_NE(message.find(refused[i].second), std::string::npos) << i << ": " << message;
   }
 }

@@ -1,0 +1,43 @@
+// model.sync_batchnorm on a replica: the communicator its BatchNorm layers sum over (a backend of the run's kind
+// of its own, so its collectives never interleave with the gradient engine's), attached for one run.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <vector>
+
+#include "comm/backend.h"
+#include "config/schema.h"
+#include "models/network.h"
+
+namespace ft {
+
+class World;
+
+// The backend of the run's kind (distributed.backend, its stall timeout and interface) on `device`.
+BackendOptions run_backend_options(const Config& config, const at::Device& device);
+
+class BatchNormSyncing {
+ public:
+  // With model.sync_batchnorm on several ranks, every BatchNorm layer of `network` normalises over all ranks
+  // through `given`, or through a backend it makes when `given` is null (collective then). Otherwise nothing
+  // changes. Throws ft::Error naming the key when the network has no BatchNorm layer.
+  BatchNormSyncing(const Config& config, const World& world, Network& network, const at::Device& device,
+                   Backend* given);
+  // The layers normalise over their own images again.
+  ~BatchNormSyncing();
+  BatchNormSyncing(const BatchNormSyncing&) = delete;
+  BatchNormSyncing& operator=(const BatchNormSyncing&) = delete;
+
+  bool on() const { return on_; }
+  // What the replica check compares: `parameters`, and with synchronised statistics the BatchNorm buffers too.
+  std::vector<at::Tensor> replica_tensors(std::vector<at::Tensor> parameters) const;
+
+ private:
+  Network& network_;
+  std::unique_ptr<Backend> own_;
+  bool on_ = false;
+};
+
+}  // namespace ft
