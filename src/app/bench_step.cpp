@@ -18,6 +18,7 @@
 
 #include "comm/backend.h"
 #include "engine/engine.h"
+#include "engine/powersgd.h"
 #include "models/channels_last.h"
 #include "models/network.h"
 #include "monitor/timer.h"
@@ -51,6 +52,11 @@ po::options_description step_options() {
        (choice_list<Precision>(" | ") + " (fp16/bf16: autocast as precision.dtype, bf16 on CPU too; no loss scaling)").c_str())
       ("channels-last", "channels-last images and conv weights (as precision.channels_last)")
       ("cuda-graphs", "replay each step from a CUDA graph (as train.cuda_graphs; GPUs, NCCL on several ranks)")
+      ("bucket-mib", po::value<double>(), "one fusion bucket size in MiB for every bucket (first and last too); "
+       "default: distributed.bucket_mib's defaults")
+      ("powersgd-rank", po::value<int>()->default_value(0),
+       "compress every step with PowerSGD at this rank (as distributed.compression powersgd with "
+       "powersgd_start_step 0); 0 = the plain all-reduce")
       ("threads", po::value<int>()->default_value(0),
        "CPU threads per rank (0 = cores / largest world size, the same for every world size)");
   return options;
@@ -115,15 +121,16 @@ std::shared_ptr<Network> step_network(const Config& config, const InputShape& sh
 // Per step, the mean over ranks: the communication thread's time in all-reduces, and the part of it the
 // main thread waited for in finish() (exposed); the rest ran behind backward.
 struct StepComm {
-  double allreduce_ms = 0, exposed_ms = 0;
+  double allreduce_ms = 0, exposed_ms = 0, wire_mb = 0;  // wire_mb: MB every rank all-reduced per step
   double hidden() const { return EngineStats{exposed_ms, allreduce_ms}.hidden_fraction(); }
 };
 
 StepComm step_comm(const World& world, const EngineStats& before, const EngineStats& after, int steps) {
-  double sums[2] = {after.allreduce_s - before.allreduce_s, after.wait_s - before.wait_s};
-  world.allreduce_sum(sums, 2);
+  double sums[3] = {after.allreduce_s - before.allreduce_s, after.wait_s - before.wait_s,
+                    static_cast<double>(after.bytes - before.bytes)};
+  world.allreduce_sum(sums, 3);
   const double scale = 1e3 / (world.size() * std::max(1, steps));
-  return {sums[0] * scale, sums[1] * scale};
+  return {sums[0] * scale, sums[1] * scale, sums[2] * scale * 1e-9};  // bytes x 1e3 x 1e-9: MB
 }
 
 // What a benchmark step is made of: the model, its fixed batch, the optimizer (fused where training would
@@ -233,6 +240,11 @@ int bench_step_worker(int argc, char** argv) {
     } else {
       GradientEngineOptions engine_options;
       engine_options.average = false;  // the loss is divided by the world size instead
+      if (vm.count("bucket-mib"))
+        engine_options.bucket_mib = engine_options.first_bucket_mib = engine_options.last_bucket_mib =
+            vm["bucket-mib"].as<double>();
+      if (const int rank = vm["powersgd-rank"].as<int>(); rank > 0)
+        engine_options.reducer = std::make_shared<PowerSgd>(named, world.size(), PowerSgdOptions{rank, 0, 0});
       parts.engine = std::make_unique<GradientEngine>(*backend, world, named, engine_options);
       step = eager_step(parts, world.size());
     }
@@ -249,9 +261,10 @@ int bench_step_worker(int argc, char** argv) {
     seconds = world.allreduce_max(seconds);
     const StepComm comm = step_comm(world, before, stats(), steps);
     if (world.rank() == 0)
-      std::printf("images_per_s=%.3f ranks=%d seconds=%.4f allreduce_ms=%.2f exposed_ms=%.2f hidden=%.3f\n",
+      std::printf("images_per_s=%.3f ranks=%d seconds=%.4f allreduce_ms=%.2f exposed_ms=%.2f hidden=%.3f "
+                  "wire_mb=%.4f\n",
                   double(batch) * steps * world.size() / seconds, world.size(), seconds, comm.allreduce_ms,
-                  comm.exposed_ms, comm.hidden());
+                  comm.exposed_ms, comm.hidden(), comm.wire_mb);
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
     return report_error("fusetrain bench step-worker", e);
@@ -282,10 +295,13 @@ int bench_step(int argc, char** argv) {
     int threads = vm["threads"].as<int>();
     if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / largest);
     forward += cat(" --threads ", threads);
-    std::printf("threads per rank: %d, precision %s%s%s\n\n", threads, vm["precision"].as<std::string>().c_str(),
-                vm.count("channels-last") ? ", channels-last" : "", vm.count("cuda-graphs") ? ", CUDA graphs" : "");
+    const int powersgd = vm["powersgd-rank"].as<int>();
+    FT_REQUIRE(powersgd >= 0, "--powersgd-rank must be 0 (off) or a rank of at least 1, not ", powersgd);
+    std::printf("threads per rank: %d, precision %s%s%s%s\n\n", threads, vm["precision"].as<std::string>().c_str(),
+                vm.count("channels-last") ? ", channels-last" : "", vm.count("cuda-graphs") ? ", CUDA graphs" : "",
+                powersgd > 0 ? cat(", PowerSGD rank ", powersgd).c_str() : "");
     std::printf("| ranks | images_per_s | per_rank | scaling_efficiency | allreduce_ms/step | exposed_ms/step | "
-                "hidden |\n|---|---|---|---|---|---|---|\n");
+                "hidden | wire_MB/step |\n|---|---|---|---|---|---|---|---|\n");
     double base = 0;
     for (int n : ranks) {
       const std::string command = cat(mpirun ? mpirun : "mpirun", " -np ", n,
@@ -293,16 +309,16 @@ int bench_step(int argc, char** argv) {
                                       " '", self_path(), "' bench step-worker", forward);
       FILE* pipe = popen(command.c_str(), "r");
       FT_REQUIRE(pipe, "cannot run ", command);
-      double ips = -1, allreduce_ms = 0, exposed_ms = 0, hidden = 0;
+      double ips = -1, allreduce_ms = 0, exposed_ms = 0, hidden = 0, wire_mb = 0;
       char line[512];
       while (std::fgets(line, sizeof(line), pipe))
-        std::sscanf(line, "images_per_s=%lf ranks=%*d seconds=%*f allreduce_ms=%lf exposed_ms=%lf hidden=%lf", &ips,
-                    &allreduce_ms, &exposed_ms, &hidden);
+        std::sscanf(line, "images_per_s=%lf ranks=%*d seconds=%*f allreduce_ms=%lf exposed_ms=%lf hidden=%lf wire_mb=%lf",
+                    &ips, &allreduce_ms, &exposed_ms, &hidden, &wire_mb);
       const int status = pclose(pipe);
       FT_REQUIRE(status == 0 && ips > 0, "benchmark at ", n, " rank(s) failed: ", command);
       if (base == 0) base = ips / n;
-      std::printf("| %d | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.0f%% |\n", n, ips, ips / n, 100.0 * ips / (n * base),
-                  allreduce_ms, exposed_ms, 100 * hidden);
+      std::printf("| %d | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.0f%% | %.3f |\n", n, ips, ips / n,
+                  100.0 * ips / (n * base), allreduce_ms, exposed_ms, 100 * hidden, wire_mb);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
