@@ -9,7 +9,9 @@
 # Environment: FUSETRAIN_BIN_DIR (default build/bin), RATE (link bandwidth, default 10gbit), NODES (default
 # "2 4"), RANKS_PER_NODE (default 2), REPEATS (runs of every variant in turn, default 3), ITERATIONS
 # (timed all-reduces per run, default 10), STEPS (timed training steps per run, default 10: with 5 one
-# disturbed step moved a run's scaling by 2-3%), BATCH (default 32), IPERF_SECONDS (default 3).
+# disturbed step moved a run's scaling by 2-3%), BATCH (default 32), IPERF_SECONDS (default 3), SECTIONS (which
+# parts run, default "link allreduce autotune steps"), POWERSGD_RANK (with it, the steps also run 2 nodes with
+# PowerSGD at that rank from the first step, distributed.compression powersgd, and report their scaling).
 set -euo pipefail
 [ $# -eq 1 ] || { sed -n '4,6p' "$0"; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -125,28 +127,40 @@ step() {
        printf "%s|%s|%s|%s\n", v["images_per_s"], v["allreduce_ms"], v["exposed_ms"], v["hidden"] }' "$log"
 }
 
-link
+measured=$gbit
+if wants link; then link; fi
 header='| nodes x ranks | %s | run | b_ms | c_ms | bound_ms | b/bound | measured_bound_ms | b/measured_bound |'
 rule='|---|---|---|---|---|---|---|---|---|'
-echo "--- ResNet-18 fused all-reduce (44.7 MB fp32), $rate links (bound at the nominal rate, and at the measured one)"
-printf "$header\n%s\n" algorithm "$rule"
-for nodes in ${NODES:-2 4}; do allreduce "$nodes"; done
+if wants allreduce; then
+  echo "--- ResNet-18 fused all-reduce (44.7 MB fp32), $rate links (bound at the nominal rate, and at the measured one)"
+  printf "$header\n%s\n" algorithm "$rule"
+  for nodes in ${NODES:-2 4}; do allreduce "$nodes"; done
+fi
+if wants autotune; then
+  echo "--- the same, fusion buckets fixed against autotuned"
+  printf "$header\n%s\n" buckets "$rule"
+  autotune
+fi
+wants steps || exit 0
 
-echo "--- the same, fusion buckets fixed against autotuned"
-printf "$header\n%s\n" buckets "$rule"
-autotune
+wants() { [[ " ${SECTIONS:-link allreduce autotune steps} " == *" $1 "* ]]; }
 
-# step_rows RUN: one run of the four layouts in turn, a row each; scaling is against this run's 1 x 1
-# figure, so a drift of the machine's speed between runs does not enter it. Appends the 2-node scaling
-# to the file $scaling.
+# step_rows RUN: one run of the four layouts in turn (five with POWERSGD_RANK), a row each; scaling is against
+# this run's 1 x 1 figure, so a drift of the machine's speed between runs does not enter it. Appends the 2-node
+# scaling to the file $scaling (and with PowerSGD to $scaling.powersgd).
 step_rows() {
-  local one two_nodes two_native one_node row name result n ips allreduce exposed hidden
+  local one two_nodes two_native one_node two_powersgd="" row name result n ips allreduce exposed hidden
   one=$(step "1x1-$1" 1 1)
   two_nodes=$(step "2x1-$1" 2 1)
   two_native=$(step "2x1-native-$1" 2 1 --mpi-algorithm native)
   one_node=$(step "1x2-$1" 1 2)
-  for row in "1 node x 1 rank:$one:1" "2 nodes x 1 rank (TCP between nodes):$two_nodes:2" \
-    "2 nodes x 1 rank, MPI_Iallreduce (native):$two_native:2" "1 node x 2 ranks (shared memory):$one_node:2"; do
+  local rows=("1 node x 1 rank:$one:1" "2 nodes x 1 rank (TCP between nodes):$two_nodes:2"
+    "2 nodes x 1 rank, MPI_Iallreduce (native):$two_native:2" "1 node x 2 ranks (shared memory):$one_node:2")
+  if [ -n "${POWERSGD_RANK:-}" ]; then
+    two_powersgd=$(step "2x1-powersgd-$1" 2 1 --powersgd-rank "$POWERSGD_RANK")
+    rows+=("2 nodes x 1 rank, PowerSGD rank $POWERSGD_RANK:$two_powersgd:2")
+  fi
+  for row in "${rows[@]}"; do
     IFS=: read -r name result n <<< "$row"
     IFS='|' read -r ips allreduce exposed hidden <<< "$result"
     awk -v name="$name" -v run="$1" -v ips="$ips" -v n="$n" -v base="${one%%|*}" -v a="$allreduce" -v e="$exposed" \
@@ -154,6 +168,16 @@ step_rows() {
                               a == "" ? "-" : a, e == "" ? "-" : e, h == "" ? "-" : sprintf("%.0f%%", 100 * h) }'
   done
   awk -v ips="${two_nodes%%|*}" -v base="${one%%|*}" 'BEGIN { printf "%.1f\n", 100 * ips / (2 * base) }' >> "$scaling"
+  [ -z "$two_powersgd" ] ||
+    awk -v ips="${two_powersgd%%|*}" -v base="${one%%|*}" 'BEGIN { printf "%.1f\n", 100 * ips / (2 * base) }' \
+      >> "$scaling.powersgd"
+}
+
+# median_scaling FILE WHAT: the median, lowest and highest of the runs' scaling figures in FILE.
+median_scaling() {
+  sort -n "$1" | awk -v what="$2" '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "--- step scaling from 1 to 2 nodes%s: median %.1f%% of %d runs (lowest %.1f%%, highest %.1f%%)\n", what, m, NR,
+           v[1], v[NR] }'
 }
 
 netns_up 2 "$rate" > /dev/null
@@ -163,6 +187,7 @@ printf '| layout | run | images_per_s | scaling_efficiency | allreduce_ms | expo
 printf '|---|---|---|---|---|---|---|\n'
 scaling=$FUSETRAIN_TMP/step-scaling.txt
 : > "$scaling"
+: > "$scaling.powersgd"
 for run in $(seq "${REPEATS:-3}"); do step_rows "$run"; done
-sort -n "$scaling" | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-  printf "--- step scaling from 1 to 2 nodes: median %.1f%% of %d runs (lowest %.1f%%, highest %.1f%%)\n", m, NR, v[1], v[NR] }'
+median_scaling "$scaling" ""
+[ ! -s "$scaling.powersgd" ] || median_scaling "$scaling.powersgd" " with PowerSGD rank $POWERSGD_RANK"

@@ -24,7 +24,7 @@ measures. Epochs mode (--epochs E, needs --data): E full epochs, test loss and a
 images/s over the training time (the first epoch includes torch.compile's compilation).
 --threads N sets torch.set_num_threads(N) (default: torch's own choice; torchrun sets OMP_NUM_THREADS=1).
 
---ddp (tuned style, steps mode, CPU): data parallel across processes, started as
+--ddp (tuned style, CPU): data parallel across processes, started as
     torchrun --nproc-per-node N tools/bench/pytorch_baseline.py --style tuned --ddp --device cpu ...
 Each rank joins a gloo process group from torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT), wraps the model in DistributedDataParallel (default bucket settings) and trains on its own
@@ -32,6 +32,15 @@ data: rank r of N keeps shards' images r, r+N, r+2N, ..., or its own --synthetic
 (seed + r). --batch-size is per rank, as `fusetrain bench step --batch`. Timing is that of
 `fusetrain bench step` at N ranks: after the warm-up every rank waits at a barrier, times its --steps
 itself, and the slowest rank's seconds count: images/s = N x batch x steps / max over ranks of seconds.
+In epochs mode every rank trains its share for E epochs and rank 0 scores the whole test split (DDP keeps
+rank 0's BatchNorm statistics on every rank: it broadcasts them before each forward).
+With --ddp, --sync-batchnorm converts every BatchNorm layer with torch.nn.SyncBatchNorm.convert_sync_batchnorm
+(statistics over all ranks' images), and --powersgd-rank R registers DDP's powerSGD_hook (PowerSGDState with
+matrix_approximation_rank R, start_powerSGD_iter --powersgd-start-step, its other settings at their defaults:
+error feedback, warm start, min_compression_rate 2), the peers of model.sync_batchnorm and
+distributed.compression powersgd.
+--model-config FILE trains the twin of the `model:` section of a fusetrain config (e.g. a conv_stack with bn
+layers) in place of --model; --momentum and --nesterov set SGD's (default 0.9, on).
 
 Rank 0 prints one machine-readable line (images_per_s=X style=... model=... batch=... precision=...
 device=... compile=... channels_last=0|1 world_size=N threads=T then steps/seconds or epochs/test_acc,
@@ -55,11 +64,16 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+import yaml
+from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powerSGD
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from pytorch_models import MODELS, make_model  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from pytorch_twins import build_model  # noqa: E402
 
 CROP_PADDING = 4
 EVAL_BATCH = 500
@@ -131,7 +145,8 @@ class Coursework:
 
     def __init__(self, model: torch.nn.Module, train: Split, args: argparse.Namespace, device: torch.device):
         self.model, self.device, self.workers = model, device, args.workers
-        self.optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True)
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
+                                         nesterov=args.nesterov)
         self.loader = DataLoader(ShardDataset(train, train=True), batch_size=args.batch_size, shuffle=True,
                                  drop_last=True, num_workers=args.workers)
 
@@ -193,6 +208,17 @@ class DeviceSplit:
         return self.normalise(self.images[index[:, None, None], rows[:, :, None], cols[:, None, :]])
 
 
+def distributed(model: torch.nn.Module, args: argparse.Namespace) -> DistributedDataParallel:
+    """The model in DDP (its BatchNorm layers converted in place with --sync-batchnorm, whose statistics then
+    span all ranks), with DDP's powerSGD_hook registered when --powersgd-rank is set."""
+    ddp = DistributedDataParallel(model)
+    if args.powersgd_rank:
+        state = powerSGD.PowerSGDState(process_group=None, matrix_approximation_rank=args.powersgd_rank,
+                                       start_powerSGD_iter=args.powersgd_start_step, random_seed=args.seed)
+        ddp.register_comm_hook(state, powerSGD.powerSGD_hook)
+    return ddp
+
+
 def reflect(i: torch.Tensor, n: int) -> torch.Tensor:
     """Index i in [-(n-1), 2(n-1)] mirrored into [0, n) without repeating the edge (padding mode reflect)."""
     i = i.abs()
@@ -205,12 +231,12 @@ class Tuned:
 
     def __init__(self, model: torch.nn.Module, train: Split, args: argparse.Namespace, device: torch.device):
         self.model = model.to(memory_format=torch.channels_last) if args.channels_last else model
-        step_model = DistributedDataParallel(self.model) if args.ddp else self.model
+        step_model = distributed(self.model, args) if args.ddp else self.model
         self.step_model = torch.compile(step_model) if args.compile else step_model
         self.batch, self.device = args.batch_size, device
         self.data = DeviceSplit(train, device, args.channels_last)
-        self.optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True,
-                                         fused=True if device.type == "cuda" else None)
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
+                                         nesterov=args.nesterov, fused=True if device.type == "cuda" else None)
         self.dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
         self.scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
 
@@ -342,19 +368,23 @@ def run_steps(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer,
     return {"images_per_s": f"{images / seconds:.1f}", "steps": str(args.steps), "seconds": f"{seconds:.4f}"}
 
 
-def run_epochs(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer, test: Split) -> dict[str, str]:
+def run_epochs(style: Coursework | Tuned, args: argparse.Namespace, timer: Timer, test: Split,
+               world: World) -> dict[str, str]:
+    """E epochs of every rank's share; images/s over the slowest rank's time, all ranks' images."""
     train_seconds, images = 0.0, 0
     for epoch in range(1, args.epochs + 1):
+        world.barrier()
         timer.start()
         losses = [style.step(x, y) for x, y in style.epoch()]
-        seconds = timer.stop()
+        seconds = world.slowest(timer.stop())
         train_loss = float(sum(losses)) / len(losses)
         train_seconds += seconds
-        images += len(losses) * args.batch_size
+        images += len(losses) * args.batch_size * world.size
         test_loss, test_acc = style.evaluate(test)
-        print(f"epoch {epoch}/{args.epochs}: train loss {train_loss:.4f}, test loss {test_loss:.4f}, "
-              f"test acc {100 * test_acc:.2f}%, {seconds:.2f} s ({len(losses) * args.batch_size / seconds:.1f} "
-              f"images/s)", flush=True)
+        if world.rank == 0:
+            print(f"epoch {epoch}/{args.epochs}: train loss {train_loss:.4f}, test loss {test_loss:.4f}, "
+                  f"test acc {100 * test_acc:.2f}%, {seconds:.2f} s "
+                  f"({len(losses) * args.batch_size * world.size / seconds:.1f} images/s)", flush=True)
     return {"images_per_s": f"{images / train_seconds:.1f}", "epochs": str(args.epochs),
             "train_s": f"{train_seconds:.3f}", "test_loss": f"{test_loss:.4f}", "test_acc": f"{test_acc:.4f}"}
 
@@ -363,6 +393,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--style", choices=("coursework", "tuned"), required=True)
     parser.add_argument("--model", choices=MODELS, default="simple_cnn")
+    parser.add_argument("--model-config", type=pathlib.Path,
+                        help="the twin of this fusetrain config's model: section, in place of --model")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", type=pathlib.Path, help="folder of fusetrain-prep shards")
     source.add_argument("--synthetic", action="store_true", help="random uint8 32x32x3 images (throughput)")
@@ -370,6 +402,8 @@ def make_parser() -> argparse.ArgumentParser:
                         help="size of the synthetic split (with --ddp: over all ranks together)")
     parser.add_argument("--batch-size", type=int, default=128, help="images per step (with --ddp: per rank)")
     parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
+    parser.add_argument("--nesterov", action=argparse.BooleanOptionalAction, default=True, help="Nesterov momentum")
     parser.add_argument("--steps", type=int, default=30, help="timed steps (steps mode)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps before the timed ones")
     parser.add_argument("--epochs", type=int, default=0, help="train E full epochs and evaluate (needs --data)")
@@ -382,8 +416,14 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--channels-last", action=argparse.BooleanOptionalAction,
                         help="tuned only: channels_last images and weights (default on; off: NCHW, as coursework)")
     parser.add_argument("--ddp", action="store_true",
-                        help="tuned, steps mode, CPU: DistributedDataParallel over gloo, one rank per torchrun "
+                        help="tuned, CPU: DistributedDataParallel over gloo, one rank per torchrun "
                              "process (torchrun --nproc-per-node N pytorch_baseline.py --ddp ...)")
+    parser.add_argument("--sync-batchnorm", action="store_true",
+                        help="with --ddp: SyncBatchNorm.convert_sync_batchnorm (statistics over all ranks)")
+    parser.add_argument("--powersgd-rank", type=int, default=0,
+                        help="with --ddp: DDP's powerSGD_hook at this matrix approximation rank (0 = off)")
+    parser.add_argument("--powersgd-start-step", type=int, default=1000,
+                        help="with --powersgd-rank: steps all-reduced uncompressed first (PyTorch needs > 1)")
     parser.add_argument("--threads", type=int, help="torch.set_num_threads per process (default: torch's)")
     parser.add_argument("--workers", type=int, default=2, help="coursework DataLoader processes")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
@@ -408,6 +448,8 @@ def check_style(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
 def check_ddp(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """--ddp only under torchrun, in steps mode on the CPU; torchrun's several processes only with --ddp."""
     world_size = os.environ.get("WORLD_SIZE", "1")
+    if (args.sync_batchnorm or args.powersgd_rank) and not args.ddp:
+        parser.error("--sync-batchnorm and --powersgd-rank are DDP's: add --ddp (under torchrun)")
     if not args.ddp:
         if world_size != "1":
             parser.error(f"WORLD_SIZE={world_size} (started by torchrun?) but no --ddp: every process would time "
@@ -419,8 +461,6 @@ def check_ddp(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
                      "`torchrun --nproc-per-node N tools/bench/pytorch_baseline.py --ddp ...`")
     if args.device != "cpu":
         parser.error("--ddp measures CPU data parallelism over gloo: use --device cpu")
-    if args.epochs:
-        parser.error("--ddp is for steps mode, not --epochs")
 
 
 def parse_args() -> argparse.Namespace:
@@ -450,7 +490,8 @@ def report(args: argparse.Namespace, result: dict[str, str], world: World, devic
     fields = {"images_per_s": result.pop("images_per_s"), "style": args.style, "model": args.model,
               "batch": str(args.batch_size), "precision": args.precision, "device": device.type,
               "compile": str(int(args.compile)), "channels_last": str(int(args.channels_last)),
-              "world_size": str(world.size), "threads": str(torch.get_num_threads()), **result,
+              "world_size": str(world.size), "threads": str(torch.get_num_threads()),
+              "sync_batchnorm": str(int(args.sync_batchnorm)), "powersgd_rank": str(args.powersgd_rank), **result,
               "device_name": name.replace(" ", "_")}
     print(" ".join(f"{key}={value}" for key, value in fields.items()))
     if args.epochs:
@@ -477,13 +518,20 @@ def main() -> None:
         raise SystemExit(f"--batch-size {args.batch_size} is larger than the {len(train.labels)} training images"
                          f"{' of a rank' if args.ddp else ''}")
     _, height, width, channels = train.images.shape
-    model = make_model(args.model, channels, height, width, train.classes).to(device)
+    if args.model_config:
+        model_config = yaml.safe_load(args.model_config.read_text()).get("model", {})
+        args.model = model_config.get("name", "simple_cnn")
+        model = build_model(model_config, channels, height, width, train.classes).to(device)
+    else:
+        model = make_model(args.model, channels, height, width, train.classes).to(device)
+    if args.sync_batchnorm:
+        model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
     if args.style == "tuned" and device.type == "cuda":
         torch.backends.cudnn.benchmark = True
     style = (Coursework if args.style == "coursework" else Tuned)(model, train, args, device)
     timer = Timer(device)
     if args.epochs:
-        result = run_epochs(style, args, timer, read_split(args.data, "test"))
+        result = run_epochs(style, args, timer, read_split(args.data, "test"), world)
     else:
         result = run_steps(style, args, timer, world)
     if world.rank == 0:
