@@ -2,30 +2,14 @@
 // sums from another, written with ATen operations that run on the CPU and on GPUs alike; and the communicator.
 #include "models/sync_batch_norm.h"
 
-#include <ATen/DeviceAccelerator.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "comm/backend.h"
-#include "comm/stall_inspector.h"
-#include "runtime/error.h"
 
 namespace ft {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// How many NCCL sums the host may enqueue ahead of the device before it waits for the oldest (about two
-// ResNet-18 steps of BatchNorm layers).
-constexpr std::size_t kMaxInFlight = 96;
-
-DType wire_type(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return DType::kFloat32;
-    case at::kDouble: return DType::kFloat64;
-    default: throw Error(cat("synchronised BatchNorm sums float32 or float64 figures, not ", t));
-  }
-}
 
 // Sums and squares accumulate in float32 (float64 for float64 inputs), as BatchNorm's own kernels do.
 at::ScalarType accumulation_type(const at::Tensor& x) { return x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat; }
@@ -92,27 +76,6 @@ double update_factor(const NormLayer& layer) {
 }
 
 }  // namespace
-
-int NormSync::ranks() const { return backend_.size(); }
-
-void NormSync::allreduce(at::Tensor& t, const char* what) {
-  FT_CHECK(t.is_contiguous(), "synchronised BatchNorm sums a contiguous tensor");
-  const CollectiveLabel label(what);
-  const auto n = static_cast<std::size_t>(t.numel());
-  if (!t.is_cuda()) {
-    backend_.allreduce(t.data_ptr(), n, wire_type(t.scalar_type()));
-    return;
-  }
-  if (backend_.uses_device_memory()) {
-    const c10::Stream stream = at::accelerator::getCurrentStream(t.device().index());
-    backend_.allreduce(t.data_ptr(), n, wire_type(t.scalar_type()), stream.native_handle());
-    backend_.wait_in_flight(kMaxInFlight);
-    return;
-  }
-  at::Tensor host = t.to(at::kCPU);  // waits for the device: MPI and Gloo read host memory
-  backend_.allreduce(host.data_ptr(), n, wire_type(host.scalar_type()));
-  t.copy_(host);
-}
 
 at::Tensor sync_batch_norm(const at::Tensor& x, const NormLayer& layer, NormSync& sync) {
   at::Tensor mean, invstd, count;

@@ -11,21 +11,15 @@
 
 namespace ft {
 
-class Backend;
-
-// Sums BatchNorm's per-channel figures over the ranks of a backend kept for them alone: its collectives run
-// on the training thread (forward) and autograd's (backward) while the gradient engine's communication
-// thread all-reduces buckets on its own backend.
+// Sums BatchNorm's per-channel figures over the ranks: called on the training thread (forward) and autograd's
+// (backward), in the same order on every rank. Training's is a backend of its own (train/batch_norm_sync.h);
+// tests give stand-ins.
 class NormSync {
  public:
-  explicit NormSync(Backend& backend) : backend_(backend) {}
-  // In place, on the CPU or a GPU: the element-wise sum over all ranks; `what` names the collective in stall
-  // messages. NCCL sums on the tensor's current stream; MPI and Gloo stage GPU tensors through the host.
-  void allreduce(at::Tensor& t, const char* what);
-  int ranks() const;
-
- private:
-  Backend& backend_;
+  virtual ~NormSync() = default;
+  // In place, a contiguous float32 or float64 tensor on the CPU or a GPU: the element-wise sum over all ranks;
+  // `what` names the collective (stall messages).
+  virtual void allreduce(at::Tensor& t, const char* what) = 0;
 };
 
 // The buffers and settings of one BatchNorm layer, as the synchronised forward needs them.

@@ -1,12 +1,48 @@
-// The attachment of a replica's BatchNorm layers to their communicator for model.sync_batchnorm, and the backend
-// options every communicator of a run shares.
+// model.sync_batchnorm on a replica: its BatchNorm layers attached to a backend of their own for one run, that
+// backend's sums of CPU and GPU tensors, and the backend options every communicator of a run shares.
 #include "train/batch_norm_sync.h"
 
-#include "models/sync_batch_norm.h"
+#include <ATen/DeviceAccelerator.h>
+
+#include "comm/stall_inspector.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
 
 namespace ft {
+namespace {
+
+// How many NCCL sums the host may enqueue ahead of the device before it waits for the oldest (about two
+// ResNet-18 steps of BatchNorm layers).
+constexpr std::size_t kMaxInFlight = 96;
+
+DType wire_type(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return DType::kFloat32;
+    case at::kDouble: return DType::kFloat64;
+    default: throw Error(cat("synchronised BatchNorm sums float32 or float64 figures, not ", t));
+  }
+}
+
+}  // namespace
+
+void BackendNormSync::allreduce(at::Tensor& t, const char* what) {
+  FT_CHECK(t.is_contiguous(), "synchronised BatchNorm sums a contiguous tensor");
+  const CollectiveLabel label(what);
+  const auto n = static_cast<std::size_t>(t.numel());
+  if (!t.is_cuda()) {
+    backend_.allreduce(t.data_ptr(), n, wire_type(t.scalar_type()));
+    return;
+  }
+  if (backend_.uses_device_memory()) {
+    const c10::Stream stream = at::accelerator::getCurrentStream(t.device().index());
+    backend_.allreduce(t.data_ptr(), n, wire_type(t.scalar_type()), stream.native_handle());
+    backend_.wait_in_flight(kMaxInFlight);
+    return;
+  }
+  at::Tensor host = t.to(at::kCPU);  // waits for the device: MPI and Gloo read host memory
+  backend_.allreduce(host.data_ptr(), n, wire_type(host.scalar_type()));
+  t.copy_(host);
+}
 
 BackendOptions run_backend_options(const Config& config, const at::Device& device) {
   BackendOptions options;
@@ -30,7 +66,7 @@ BatchNormSyncing::BatchNormSyncing(const Config& config, const World& world, Net
     own_ = make_backend(world, options);
     backend = own_.get();
   }
-  const int layers = synchronize_batch_norms(network_, std::make_shared<NormSync>(*backend));
+  const int layers = synchronize_batch_norms(network_, std::make_shared<BackendNormSync>(*backend));
   FT_REQUIRE(layers > 0, "model.sync_batchnorm: model.name '", config.model.name,
              "' has no BatchNorm layer to synchronise; set it to false or add {type: bn} layers");
   on_ = true;

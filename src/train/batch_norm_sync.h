@@ -10,6 +10,7 @@
 #include "comm/backend.h"
 #include "config/schema.h"
 #include "models/network.h"
+#include "models/sync_batch_norm.h"
 
 namespace ft {
 
@@ -17,6 +18,18 @@ class World;
 
 // The backend of the run's kind (distributed.backend, its stall timeout and interface) on `device`.
 BackendOptions run_backend_options(const Config& config, const at::Device& device);
+
+// BatchNorm's sums over a backend kept for them alone, so that they never interleave with the gradient engine's
+// all-reduces of buckets during backward. NCCL sums on the tensor's current stream (the host enqueues at most
+// a bounded number ahead of the device); MPI and Gloo stage GPU tensors through host memory.
+class BackendNormSync final : public NormSync {
+ public:
+  explicit BackendNormSync(Backend& backend) : backend_(backend) {}
+  void allreduce(at::Tensor& t, const char* what) override;
+
+ private:
+  Backend& backend_;
+};
 
 class BatchNormSyncing {
  public:

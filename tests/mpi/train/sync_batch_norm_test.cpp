@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "models/sync_batch_norm.h"
 #include "runtime/error.h"
+#include "train/batch_norm_sync.h"
 #include "train/trainer.h"
 #include "train_fixture.h"
 
@@ -71,7 +72,7 @@ Figures step_against_reference(const World& world, Backend& gradients, Backend* 
   const at::Tensor x_all = at::randn({n * kImages, kChannels, kSide, kSide}, at::kDouble) * 2 + 0.5;
   const at::Tensor weights_all = at::randn({n * kImages, kMid}, at::kDouble);
   Reference reference(net);
-  if (norms) synchronize_batch_norms(net, std::make_shared<NormSync>(*norms));
+  if (norms) synchronize_batch_norms(net, std::make_shared<BackendNormSync>(*norms));
 
   std::vector<NamedTensor> named;
   for (const auto& p : net.named_parameters()) named.push_back({p.key(), p.value()});
