@@ -35,7 +35,8 @@ itself, and the slowest rank's seconds count: images/s = N x batch x steps / max
 In epochs mode every rank trains its share for E epochs and rank 0 scores the whole test split (DDP keeps
 rank 0's BatchNorm statistics on every rank: it broadcasts them before each forward).
 With --ddp, --sync-batchnorm converts every BatchNorm layer with torch.nn.SyncBatchNorm.convert_sync_batchnorm
-(statistics over all ranks' images), and --powersgd-rank R registers DDP's powerSGD_hook (PowerSGDState with
+(statistics over all ranks' images; PyTorch runs it on GPUs only: --device cuda, ranks sharing the
+host's GPUs over gloo), and --powersgd-rank R registers DDP's powerSGD_hook (PowerSGDState with
 matrix_approximation_rank R, start_powerSGD_iter --powersgd-start-step, its other settings at their defaults:
 error feedback, warm start, min_compression_rate 2), the peers of model.sync_batchnorm and
 distributed.compression powersgd.
@@ -459,8 +460,9 @@ def check_ddp(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
     if missing:
         parser.error(f"--ddp runs under torchrun, which sets {', '.join(missing)} (not set here): start it as "
                      "`torchrun --nproc-per-node N tools/bench/pytorch_baseline.py --ddp ...`")
-    if args.device != "cpu":
-        parser.error("--ddp measures CPU data parallelism over gloo: use --device cpu")
+    if args.device != "cpu" and not args.sync_batchnorm:
+        parser.error("--ddp measures CPU data parallelism over gloo: use --device cpu (--device cuda only with "
+                     "--sync-batchnorm, which PyTorch runs on GPUs alone)")
 
 
 def parse_args() -> argparse.Namespace:
@@ -510,8 +512,11 @@ def main() -> None:
     args = parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
     world = join_world(args)
+    device = torch.device(args.device)
+    if device.type == "cuda" and args.ddp:  # every rank on its node's GPU local_rank mod GPUs (shared, gloo)
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count())
+        torch.cuda.set_device(device)
     torch.manual_seed(args.seed + world.rank)  # DDP gives every rank rank 0's initial weights
     train = rank_split(args, world)
     if args.batch_size > len(train.labels):
