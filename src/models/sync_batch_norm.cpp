@@ -34,9 +34,8 @@ struct SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFun
                             const at::Tensor& mean, const at::Tensor& invstd, const at::Tensor& count, NormSync* sync) {
     ctx->save_for_backward({x, weight, mean, invstd, count});
     ctx->saved_data["sync"] = reinterpret_cast<std::int64_t>(sync);
-    at::Tensor scale = weight.defined() ? invstd * weight.to(invstd.scalar_type()) : invstd;
-    at::Tensor shift = -mean * scale;
-    if (bias.defined()) shift = shift + bias.to(shift.scalar_type());
+    const at::Tensor scale = invstd * weight.to(invstd.scalar_type());
+    const at::Tensor shift = bias.to(invstd.scalar_type()) - mean * scale;
     return (x.to(mean.scalar_type()) * per_channel(scale, x) + per_channel(shift, x)).to(x.scalar_type());
   }
 
@@ -55,13 +54,13 @@ struct SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFun
       sync->allreduce(sums, "synchronised BatchNorm backward");
       const std::int64_t c = mean.numel();
       const at::Tensor mean_dy = sums.narrow(0, 0, c) / count, mean_dy_xmu = sums.narrow(0, c, c) / count;
-      const at::Tensor scale = weight.defined() ? invstd * weight.to(acc) : invstd;
+      const at::Tensor scale = invstd * weight.to(acc);
       dx = ((dy - per_channel(mean_dy, x) - xmu * per_channel(invstd * invstd * mean_dy_xmu, x)) * per_channel(scale, x))
                .to(x.scalar_type());
     }
     at::Tensor grad_weight, grad_bias;
-    if (weight.defined()) grad_weight = (sum_dy_xmu * invstd).to(weight.scalar_type());
-    if (ctx->needs_input_grad(2)) grad_bias = sum_dy.to(weight.defined() ? weight.scalar_type() : acc);
+    if (ctx->needs_input_grad(1)) grad_weight = (sum_dy_xmu * invstd).to(weight.scalar_type());
+    if (ctx->needs_input_grad(2)) grad_bias = sum_dy.to(weight.scalar_type());
     return {dx, grad_weight, grad_bias, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
@@ -98,7 +97,11 @@ at::Tensor sync_batch_norm(const at::Tensor& x, const NormLayer& layer, NormSync
       layer.running_var.mul_(1 - factor).add_(unbiased.to(layer.running_var.scalar_type()), factor);
     }
   }
-  return SyncBatchNormFunction::apply(x, layer.weight, layer.bias, mean, invstd, count, &sync);
+  // Without affine parameters, a scale of 1 and a shift of 0 that need no gradient (autograd takes no undefined
+  // tensor as an input).
+  const at::Tensor weight = layer.weight.defined() ? layer.weight : at::ones_like(mean);
+  const at::Tensor bias = layer.bias.defined() ? layer.bias : at::zeros_like(mean);
+  return SyncBatchNormFunction::apply(x, weight, bias, mean, invstd, count, &sync);
 }
 
 int synchronize_batch_norms(torch::nn::Module& module, const std::shared_ptr<NormSync>& sync) {

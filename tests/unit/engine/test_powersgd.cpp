@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include <torch/cuda.h>
+
 #include "engine/powersgd.h"
 
 namespace ft {
@@ -39,13 +41,19 @@ class ThreadSum {
   std::condition_variable cv_;
 };
 
+std::vector<at::Device> devices() {
+  std::vector<at::Device> out{at::kCPU};
+  if (torch::cuda::is_available()) out.emplace_back(at::kCUDA, 0);
+  return out;
+}
+
 // A bucket of three parameters: a conv weight kept channels_last (compressed), a bias (sent as it is) and a
-// linear weight (compressed); float64.
+// linear weight (compressed); float64 on `device`.
 struct ThreeTensors {
   std::vector<NamedTensor> params;
   BucketSpec bucket;
-  ThreeTensors() {
-    const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  explicit ThreeTensors(at::Device device = at::kCPU) {
+    const auto f64 = at::TensorOptions().dtype(at::kDouble).device(device);
     params.push_back({"conv.weight", at::zeros({8, 3, 3, 3}, f64).contiguous(at::MemoryFormat::ChannelsLast)});
     params.push_back({"conv.bias", at::zeros({8}, f64)});
     params.push_back({"fc.weight", at::zeros({10, 12}, f64)});
@@ -68,7 +76,7 @@ at::Tensor packed(const ThreeTensors& s, const std::vector<at::Tensor>& grads, i
     const at::Tensor laid = at::empty_like(s.params[i].tensor).copy_(grads[i] / ranks);  // the parameter's layout
     parts.push_back(laid.as_strided({laid.numel()}, {1}));
   }
-  parts.push_back(at::full({1}, status, at::kDouble));
+  parts.push_back(at::full({1}, status, grads[0].options()));
   return at::cat(parts);
 }
 
@@ -78,7 +86,9 @@ at::Tensor unpacked(const ThreeTensors& s, const at::Tensor& buffer, std::size_t
   return buffer.narrow(0, s.bucket.offsets[i], p.numel()).as_strided(p.sizes(), p.strides());
 }
 
-double difference(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+double difference(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kCPU) - b.to(at::kCPU)).abs().max().item<double>();
+}
 
 // One step of every rank in its own thread; returns each rank's buffer after it.
 std::vector<at::Tensor> step(const ThreeTensors& s, std::vector<std::unique_ptr<PowerSgd>>& ranks,
@@ -115,9 +125,9 @@ Expected direct(const std::vector<at::Tensor>& m, const at::Tensor& q_before) {
   return e;
 }
 
-TEST(PowerSgd, CompressedAllReduceIsTheAlgebraOfPowerSgd) {
+void check_algebra(at::Device device) {
   for (const int n : {2, 3}) {
-    ThreeTensors s;
+    ThreeTensors s(device);
     std::vector<std::unique_ptr<PowerSgd>> ranks;
     for (int r = 0; r < n; ++r) ranks.push_back(std::make_unique<PowerSgd>(s.params, n, PowerSgdOptions{2, 0, 7}));
     ASSERT_TRUE(ranks[0]->compressed(0));
@@ -126,12 +136,13 @@ TEST(PowerSgd, CompressedAllReduceIsTheAlgebraOfPowerSgd) {
     std::vector<at::Tensor> q_before{ranks[0]->q(0).clone(), at::Tensor(), ranks[0]->q(2).clone()};
     std::vector<std::vector<at::Tensor>> errors(n, std::vector<at::Tensor>(3));
     for (int r = 0; r < n; ++r)
-      for (std::size_t i : {0, 2}) errors[r][i] = at::zeros({s.params[i].tensor.size(0), q_before[i].size(0)}, at::kDouble);
+      for (std::size_t i : {0, 2})
+        errors[r][i] = at::zeros({s.params[i].tensor.size(0), q_before[i].size(0)}, s.params[i].tensor.options());
     at::manual_seed(11);
     for (int round = 0; round < 3; ++round) {  // the second and third steps start from warm Q and carried errors
       std::vector<std::vector<at::Tensor>> grads(n);
       for (int r = 0; r < n; ++r)
-        for (const auto& p : s.params) grads[r].push_back(at::randn(p.tensor.sizes(), at::kDouble));
+        for (const auto& p : s.params) grads[r].push_back(at::randn(p.tensor.sizes(), at::kDouble).to(device));
       const auto buffers = step(s, ranks, grads);
       for (std::size_t i : {0, 2}) {
         std::vector<at::Tensor> m;
@@ -148,13 +159,20 @@ TEST(PowerSgd, CompressedAllReduceIsTheAlgebraOfPowerSgd) {
         EXPECT_LT(difference(ranks[0]->q(i).abs(), e.q.abs()), 1e-12) << "warm-started Q";
         q_before[i] = ranks[0]->q(i).clone();
       }
-      at::Tensor bias_mean = at::zeros({8}, at::kDouble);
+      at::Tensor bias_mean = at::zeros({8}, s.params[1].tensor.options());
       for (int r = 0; r < n; ++r) bias_mean += grads[r][1] / n;
       for (int r = 0; r < n; ++r) {
         EXPECT_LT(difference(unpacked(s, buffers[r], 1), bias_mean), 1e-12) << "the bias is the plain mean";
         EXPECT_EQ(buffers[r][-1].item<double>(), n * (n + 1) / 2.0) << "status elements are summed";
       }
     }
+  }
+}
+
+TEST(PowerSgd, CompressedAllReduceIsTheAlgebraOfPowerSgd) {
+  for (const at::Device device : devices()) {
+    SCOPED_TRACE(device.str());
+    check_algebra(device);
   }
 }
 
@@ -187,14 +205,19 @@ TEST(PowerSgd, OnlyMatricesWorthCompressingAreCompressed) {
 }
 
 TEST(PowerSgd, OrthogonalisationGivesOrthonormalColumns) {
-  for (const int k : {1, 2, 4}) {
-    at::Tensor m = at::randn({20, k}, at::kDouble);
-    orthogonalise(m);
-    EXPECT_LT(difference(m.t().mm(m), at::eye(k, at::kDouble)), 1e-12) << "rank " << k;
+  for (const at::Device device : devices()) {
+    for (const int k : {1, 2, 4}) {  // Gram-Schmidt up to 2, QR above
+      at::Tensor m = at::randn({20, k}, at::kDouble).to(device);
+      const at::Tensor before = m.clone();
+      orthogonalise(m);
+      EXPECT_LT(difference(m.t().mm(m), at::eye(k, at::kDouble)), 1e-12) << device << ", rank " << k;
+      const at::Tensor projected = m.mm(m.t()).mm(before);  // the same column space
+      EXPECT_LT(difference(projected, before), 1e-12) << device << ", rank " << k;
+    }
+    at::Tensor zero = at::zeros({5, 1}, at::TensorOptions().dtype(at::kDouble).device(device));
+    orthogonalise(zero);
+    EXPECT_EQ(zero.abs().max().item<double>(), 0) << "a zero column stays zero";
   }
-  at::Tensor zero = at::zeros({5, 1}, at::kDouble);
-  orthogonalise(zero);
-  EXPECT_EQ(zero.abs().max().item<double>(), 0) << "a zero column stays zero";
 }
 
 }  // namespace
