@@ -4,6 +4,7 @@
 #include "engine/powersgd.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 
