@@ -35,7 +35,8 @@ itself, and the slowest rank's seconds count: images/s = N x batch x steps / max
 In epochs mode every rank trains its share for E epochs and rank 0 scores the whole test split (DDP keeps
 rank 0's BatchNorm statistics on every rank: it broadcasts them before each forward).
 With --ddp, --sync-batchnorm converts every BatchNorm layer with torch.nn.SyncBatchNorm.convert_sync_batchnorm
-(statistics over all ranks' images; PyTorch runs it on GPUs only: --device cuda, ranks sharing the
+(statistics over all ranks' images; PyTorch ships its kernels for GPUs only: on the CPU
+pytorch_cpu_syncbn.py registers CPU versions of them, and --device cuda runs it as shipped, ranks sharing the
 host's GPUs over gloo), and --powersgd-rank R registers DDP's powerSGD_hook (PowerSGDState with
 matrix_approximation_rank R, start_powerSGD_iter --powersgd-start-step, its other settings at their defaults:
 error feedback, warm start, min_compression_rate 2), the peers of model.sync_batchnorm and
@@ -71,6 +72,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import pytorch_cpu_syncbn  # noqa: E402
 from pytorch_models import MODELS, make_model  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -211,8 +213,13 @@ class DeviceSplit:
 
 def distributed(model: torch.nn.Module, args: argparse.Namespace) -> DistributedDataParallel:
     """The model in DDP (its BatchNorm layers converted in place with --sync-batchnorm, whose statistics then
-    span all ranks), with DDP's powerSGD_hook registered when --powersgd-rank is set."""
-    ddp = DistributedDataParallel(model)
+    span all ranks), with DDP's powerSGD_hook registered when --powersgd-rank is set. The hook then gets every
+    gradient in one bucket: over gloo, its chained all-reduces of several buckets run on gloo's worker threads in
+    an order that differs between ranks, and the ranks' collectives stop matching ("Received data size doesn't
+    match expected size"), as seen with simple_cnn's two buckets."""
+    if args.powersgd_rank:
+        dist._DEFAULT_FIRST_BUCKET_BYTES = 1 << 40
+    ddp = DistributedDataParallel(model, bucket_cap_mb=1 << 20 if args.powersgd_rank else None)
     if args.powersgd_rank:
         state = powerSGD.PowerSGDState(process_group=None, matrix_approximation_rank=args.powersgd_rank,
                                        start_powerSGD_iter=args.powersgd_start_step, random_seed=args.seed)
@@ -462,7 +469,7 @@ def check_ddp(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
                      "`torchrun --nproc-per-node N tools/bench/pytorch_baseline.py --ddp ...`")
     if args.device != "cpu" and not args.sync_batchnorm:
         parser.error("--ddp measures CPU data parallelism over gloo: use --device cpu (--device cuda only with "
-                     "--sync-batchnorm, which PyTorch runs on GPUs alone)")
+                     "--sync-batchnorm, to run PyTorch's SyncBatchNorm as shipped)")
 
 
 def parse_args() -> argparse.Namespace:
@@ -530,6 +537,8 @@ def main() -> None:
     else:
         model = make_model(args.model, channels, height, width, train.classes).to(device)
     if args.sync_batchnorm:
+        if device.type == "cpu":
+            pytorch_cpu_syncbn.enable()
         model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
     if args.style == "tuned" and device.type == "cuda":
         torch.backends.cudnn.benchmark = True
