@@ -80,8 +80,19 @@ def enable() -> None:
                          ("batch_norm_elemt", _elemt), ("batch_norm_backward_reduce", _backward_reduce),
                          ("batch_norm_backward_elemt", _backward_elemt)):
         _library.impl(name, kernel, "CPU")
-    # SyncBatchNorm.forward accepts the device types of its list, which ends with the PrivateUse1 backend's name.
-    torch._C._get_privateuse1_backend_name = lambda: "cpu"
+    # SyncBatchNorm.forward accepts the device types of its list, which ends with the PrivateUse1 backend's name:
+    # during its forward alone that name is "cpu" (elsewhere, autocast's checks need the real one).
+    forward = torch.nn.SyncBatchNorm.forward
+
+    def cpu_forward(self, input):
+        backend_name = torch._C._get_privateuse1_backend_name
+        torch._C._get_privateuse1_backend_name = lambda: "cpu"
+        try:
+            return forward(self, input)
+        finally:
+            torch._C._get_privateuse1_backend_name = backend_name
+
+    torch.nn.SyncBatchNorm.forward = cpu_forward
     DistributedDataParallel._passing_sync_batchnorm_handle = lambda self, module: None
 
 
