@@ -25,6 +25,7 @@ source "$root/tests/multinode/netns_cluster.sh"
 source "$root/tests/multinode/lib.sh"
 mkdir -p "$FUSETRAIN_TMP"
 trap netns_down EXIT
+wants() { [[ " ${SECTIONS:-link allreduce autotune steps} " == *" $1 "* ]]; }
 
 # hosts N K: "node1:K,node2:K,...,nodeN:K"
 hosts() { seq "$1" | sed "s/^/node/; s/\$/:$2/" | paste -sd,; }
@@ -142,8 +143,6 @@ if wants autotune; then
   autotune
 fi
 wants steps || exit 0
-
-wants() { [[ " ${SECTIONS:-link allreduce autotune steps} " == *" $1 "* ]]; }
 
 # step_rows RUN: one run of the four layouts in turn (five with POWERSGD_RANK), a row each; scaling is against
 # this run's 1 x 1 figure, so a drift of the machine's speed between runs does not enter it. Appends the 2-node

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Elastic resume: a run stopped on 2 ranks and resumed on 1 and on 4 (global batch kept, data.shuffle global,
 # fp64) must end with the per-epoch figures of the uninterrupted 2-rank run, record both segments, and say
-# how the batch was re-split; a resume under elastic.batch local must scale the learning rate instead.
+# how the batch was re-split; a resume under elastic.batch local must scale the learning rate instead; a run
+# with PowerSGD and synchronised BatchNorm resumes on 4 from the mean of the 2 ranks' error feedback.
 set -euo pipefail
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "$0")/../../failure/lib.sh"
@@ -83,8 +84,30 @@ local_rule() {
   pass
 }
 
+# PowerSGD's error feedback and synchronised BatchNorm through a stop on 2 ranks and a resume on 4: every new rank
+# starts from the mean of the 2 saved ranks' error feedback (rank 0 says so), and the replicas stay identical,
+# BatchNorm buffers included, every step (distributed.verify_replicas).
+compressed() {
+  write_config "$WORK/compressed.yaml" "$WORK/data" \
+    "model: {name: conv_stack, sync_batchnorm: true, layers: [{type: conv, out: 8}, bn, relu, {type: maxpool, kernel: 2, stride: 2}, {type: linear}]}" \
+    "data: {path: $WORK/data, batch_size: 16, shuffle: global}" "optimizer: {name: sgd, lr: 0.05, momentum: 0.9}" \
+    "train: {epochs: 2, threads: 1, seed: 3, device: cpu}" \
+    "distributed: {compression: powersgd, powersgd_rank: 2, powersgd_start_step: 5, verify_replicas: 1}"
+  # shellcheck disable=SC2086
+  FUSETRAIN_TEST_STOP_AT_STEP=$stop_step run_case stop_compressed 240 $FUSETRAIN_MPIRUN -np 2 "$FT" train \
+    --config "$WORK/compressed.yaml" --set output.name=compressed
+  expect_status 75
+  # shellcheck disable=SC2086
+  run_case compressed 240 $FUSETRAIN_MPIRUN -np 4 "$FT" train --config "$WORK/compressed.yaml" --set output.name=compressed
+  expect_status 0
+  expect_message "^per-rank state \(PowerSGD's error feedback\) of 2 ranks: each of the 4 ranks starts from their mean"
+  segments_are compressed "2 4" "1 2" "0 10"
+  pass
+}
+
 check reference
 check stop_then_resume shrink 1 "1 rank x 16 x 2 accumulation steps"
 check stop_then_resume grow 4 "4 ranks x 8"
 check local_rule
-finish "elastic resume on 1 and 4 ranks matches the 2-rank run"
+check compressed
+finish "elastic resume on 1 and 4 ranks matches the 2-rank run; PowerSGD and SyncBatchNorm resume on 4"
