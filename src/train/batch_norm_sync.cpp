@@ -4,6 +4,9 @@
 
 #include <ATen/DeviceAccelerator.h>
 
+#include <mutex>
+#include <vector>
+
 #include "comm/stall_inspector.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
@@ -23,24 +26,43 @@ DType wire_type(at::ScalarType t) {
   }
 }
 
+// A host buffer whose all-reduce was abandoned (a stall or a failed transfer): MPI may still write into it when the
+// missing ranks arrive, so it is kept until the process ends, as the world keeps its timed-out requests' buffers.
+void keep_abandoned(const at::Tensor& buffer) {
+  static std::mutex mutex;
+  static std::vector<at::Tensor>* kept = new std::vector<at::Tensor>();  // never freed: outlives every backend
+  const std::lock_guard<std::mutex> lock(mutex);
+  kept->push_back(buffer);
+}
+
+// Sums `host` (CPU memory) over the backend's ranks; on an error the buffer is kept before the error goes on.
+void allreduce_host(Backend& backend, const at::Tensor& host) {
+  try {
+    backend.allreduce(host.data_ptr(), static_cast<std::size_t>(host.numel()), wire_type(host.scalar_type()));
+  } catch (...) {
+    keep_abandoned(host);
+    throw;
+  }
+}
+
 }  // namespace
 
 void BackendNormSync::allreduce(at::Tensor& t, const char* what) {
   FT_CHECK(t.is_contiguous(), "synchronised BatchNorm sums a contiguous tensor");
   const CollectiveLabel label(what);
-  const auto n = static_cast<std::size_t>(t.numel());
   if (!t.is_cuda()) {
-    backend_.allreduce(t.data_ptr(), n, wire_type(t.scalar_type()));
+    allreduce_host(backend_, t);
     return;
   }
-  if (backend_.uses_device_memory()) {
+  if (backend_.uses_device_memory()) {  // a failure aborts the NCCL communicator: nothing writes later
     const c10::Stream stream = at::accelerator::getCurrentStream(t.device().index());
-    backend_.allreduce(t.data_ptr(), n, wire_type(t.scalar_type()), stream.native_handle());
+    backend_.allreduce(t.data_ptr(), static_cast<std::size_t>(t.numel()), wire_type(t.scalar_type()),
+                       stream.native_handle());
     backend_.wait_in_flight(kMaxInFlight);
     return;
   }
   at::Tensor host = t.to(at::kCPU);  // waits for the device: MPI and Gloo read host memory
-  backend_.allreduce(host.data_ptr(), n, wire_type(host.scalar_type()));
+  allreduce_host(backend_, host);
   t.copy_(host);
 }
 
