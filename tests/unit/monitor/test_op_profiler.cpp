@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "monitor/op_profiler.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -21,7 +22,7 @@ std::string read_all(const std::string& path) {
 }
 
 std::string temp_trace(const std::string& name) {
-  return std::string(FT_TEST_TMP) + "/op_profiler_" + std::to_string(getpid()) + "_" + name + ".json";
+  return ft::test::temp_dir() + "/op_profiler_" + std::to_string(getpid()) + "_" + name + ".json";
 }
 
 ProfileConfig window(int wait, int warmup, int active, const std::string& trace) {
