@@ -37,28 +37,25 @@ stage_probe() {
               ".".join(map(str, torch.cuda.nccl.version())), "devices", torch.cuda.device_count())'
 }
 
-# The bundle's libraries and binaries in place: ctest's files name the CPU machine's folders, rewritten to
-# these; a program that does not start here is rebuilt on the host when the time allows.
+# The bundle's libraries and build in place. The bundle names no folder of the machine that made it: its
+# ctest files say @FUSETRAIN_SOURCE@ and @FUSETRAIN_BUILD@, which become this checkout and the build here.
 stage_unpack() {
-  local info build_name old_source new_build
-  info=$BUNDLE/bundle.info
+  local info=$BUNDLE/bundle.info build
   [ -f "$info" ] || { echo "figure: no $info: make the bundle with tools/gpu-host/bundle.sh"; return 1; }
-  build_name=$(sed -n 's/^build_name=//p' "$info")
-  old_source=$(sed -n 's/^source_dir=//p' "$info")
-  new_build=$root/$build_name
+  grep -qx 'paths=placeholders' "$info" ||
+    { echo "figure: $info is from an older bundle.sh (it names the CPU machine's folders): remake the bundle"; return 1; }
+  build=$(build_dir)
   echo "figure: bundle of $(sed -n 's/^commit=//p' "$info") made $(sed -n 's/^made_at=//p' "$info")"
-  if ls "$BUNDLE"/debs/*.deb > /dev/null 2>&1; then unpack_debs "$BUNDLE/debs" "$deps"; fi
-  mkdir -p "$deps"
-  write_env "$deps"
-  mkdir -p "$new_build"
-  tar -xJf "$BUNDLE/bundle.tar.xz" -C "$new_build"
-  find "$new_build" \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \) -print0 |
-    xargs -0 -r sed -i "s|$old_source|$root|g"
+  if ls "$BUNDLE"/debs/*.deb > /dev/null 2>&1; then unpack_debs "$BUNDLE/debs" "$deps" || return 1; fi
+  mkdir -p "$deps" "$build" && write_env "$deps" || return 1
+  tar -xJf "$BUNDLE/bundle.tar.xz" -C "$build" || return 1
+  find "$build" -name '*.cmake' -print0 |
+    xargs -0 -r sed -i -e "s|@FUSETRAIN_BUILD@|$build|g" -e "s|@FUSETRAIN_SOURCE@|$root|g" || return 1
   # shellcheck source=/dev/null
   . "$deps/env.sh"
-  if "$new_build/bin/fusetrain" info; then return 0; fi
+  if "$build/bin/fusetrain" info; then return 0; fi
   echo "figure: the bundled fusetrain does not start here: building on the host"
-  TESTS=none PREFIX=$deps bash "$here/build.sh" "$BUNDLE/debs" "$new_build"
+  TESTS=none PREFIX=$deps bash "$here/build.sh" "$BUNDLE/debs" "$build"
 }
 
 stage_linkage() {
