@@ -58,11 +58,18 @@ require_backend() {
     ft_fail "this fusetrain was built without the $1 backend (${backends:-no backends line}): build with -DFUSETRAIN_${1^^}=ON"
 }
 
+# on_path NAME: NAME is an executable file here, by its path or on PATH (bash's `command -v` alone also
+# answers with a file it found but cannot execute).
+on_path() {
+  local found
+  found=$(command -v "$1") && [ -x "$found" ] && [ -f "$found" ]
+}
+
 # require_tools NAME...: fails unless every NAME is a command here.
 require_tools() {
   local tool
   for tool in "$@"; do
-    command -v "$tool" > /dev/null || ft_fail "needs '$tool', which is not on PATH"
+    on_path "$tool" || ft_fail "needs '$tool', which is not on PATH"
   done
 }
 
