@@ -11,6 +11,12 @@ CASE=gtest
 OUT=$WORK/gtest.log
 export FT_TEST_TMP=$WORK/scratch
 mkdir -p "$FT_TEST_TMP"
+if [ -n "$REHEARSAL" ]; then  # up to the first CUDA call: the binary starts and selects its cases
+  "$1" --gtest_list_tests --gtest_filter="$2" > "$OUT" 2>&1 || ft_fail "rehearsal: $1 does not start"
+  [ "$(grep -c '^  ' "$OUT")" -gt 0 ] || ft_fail "rehearsal: the filter $2 selects no case of $1"
+  echo "PASS [rehearsal gtest]: ready before the first CUDA call: $1, $(grep -c '^  ' "$OUT") cases, temp $FT_TEST_TMP"
+  exit 0
+fi
 set +e
 "$1" --gtest_filter="$2" > "$OUT" 2>&1
 STATUS=$?
