@@ -12,6 +12,7 @@
 #include "optim/rank_streams.h"
 #include "train/trainer.h"
 #include "train_fixture.h"
+#include "test_paths.h"
 
 namespace ft::test {
 namespace {
@@ -93,7 +94,7 @@ TEST(RankStreams, StoppedRunWithDropoutResumesExactly) {
   const auto expected = parameters_of(straight);
 
   TrainerOptions options;
-  options.checkpoint_path = std::string(FT_TEST_TMP) + "/rank_streams.ckpt";
+  options.checkpoint_path = ft::test::temp_dir() + "/rank_streams.ckpt";
   if (world.rank() == 0) paths::remove(options.checkpoint_path);
   world.barrier();
   install_stop_handlers();

@@ -8,11 +8,12 @@
 
 #include "io/paths.h"
 #include "shard/shard_format.h"
+#include "test_paths.h"
 
 namespace ft::test {
 
 std::string synthetic_shards(const std::string& name, std::int64_t train, int shards, bool identical) {
-  const std::string dir = std::string(FT_TEST_TMP) + "/" + name;
+  const std::string dir = ft::test::temp_dir() + "/" + name;
   if (world().rank() == 0) {
     paths::remove_all(dir);
     paths::create_directories(dir);

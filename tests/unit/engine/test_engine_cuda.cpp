@@ -83,22 +83,37 @@ TEST(EngineCuda, Bf16CompressionOverNccl) {
   expect_gradients_through(at::kBFloat16, 8e-3);
 }
 
-// Device events time the transfers: after the device has finished, the statistics hold their time.
+// Device events time the transfers. Each of 20 steps holds the compute stream for 20 ms between backward and
+// the engine's finish(): the transfers (a few KiB, enqueued during backward) run during that stall, so they
+// end before backward's end and nothing is exposed; and the host runs more than the clocks' 8 steps ahead,
+// so begin_step() waits for steps whose backward's end is still behind a stall. Every step is timed; the
+// transfers take microseconds, not the stall's milliseconds; both sums fit in the wall time.
 TEST(EngineCuda, DeviceClocksTimeTheTransfers) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  constexpr int kSteps = 20;
+  constexpr double kStallS = 0.02;
   auto backend = nccl();
   TwoLayers net;
   GradientEngine engine(*backend, test::world(), net.named(), through_nccl(at::kFloat));
-  for (int step = 0; step < 3; ++step) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int step = 0; step < kSteps; ++step) {
     engine.prepare(true);
     net.loss(at::randn({16, 64}, kGpu)).backward();
+    stall_stream_device(kStallS, c10::cuda::getCurrentCUDAStream().stream());
     engine.finish();
   }
   c10::cuda::device_synchronize();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const EngineStats stats = engine.stats();
-  EXPECT_EQ(stats.buckets, 3 * static_cast<std::int64_t>(engine.buckets().size()));
-  EXPECT_GT(stats.allreduce_s, 0) << "no device time collected for the transfers";
+  const auto transfers = kSteps * static_cast<std::int64_t>(engine.buckets().size());
+  EXPECT_EQ(stats.buckets, transfers);
+  EXPECT_EQ(stats.untimed_steps, 0) << "steps whose device times were lost";
+  EXPECT_GE(wall_s, kSteps * kStallS) << "the stall kernel did not hold the stream";
+  EXPECT_GT(stats.allreduce_s, transfers * 1e-6) << "no device time collected for the transfers";
+  EXPECT_LT(stats.allreduce_s, 0.25 * kSteps * kStallS) << "the transfers were timed with the stall";
   EXPECT_GE(stats.wait_s, 0);
+  EXPECT_LT(stats.wait_s, 0.25 * kSteps * kStallS) << "exposed time counted the stall before backward's end";
+  EXPECT_LE(stats.allreduce_s + stats.wait_s, wall_s);
 }
 
 TEST(EngineCuda, AutotuneOverNccl) {

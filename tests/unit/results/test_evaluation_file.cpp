@@ -8,6 +8,7 @@
 #include "results/evaluation_tables.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -28,7 +29,7 @@ EvaluationRecord sample(bool with_logits) {
 }
 
 std::string temp_path(const std::string& name) {
-  const std::string dir = paths::join(FT_TEST_TMP, "evaluation");
+  const std::string dir = paths::join(ft::test::temp_dir(), "evaluation");
   paths::create_directories(dir);
   return paths::join(dir, name);
 }

@@ -10,6 +10,7 @@
 #include "results/results_fields.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -55,7 +56,7 @@ RunRecord sample(const std::string& name, int batch, double acc) {
 }
 
 std::string scratch(const std::string& name) {
-  const std::string dir = paths::join(FT_TEST_TMP, "results");
+  const std::string dir = paths::join(ft::test::temp_dir(), "results");
   paths::create_directories(dir);
   return paths::join(dir, name);
 }
