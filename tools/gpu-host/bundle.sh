@@ -45,11 +45,13 @@ ensure_cuda_build() {
 }
 
 # The build's files a check runs, NUL-separated: every ELF executable under bin/ and tests/ (not the
-# ThreadSanitizer build nor the fuzzers' probe, CPU tests), and the ctest tree (CTestTestfile.cmake and the
-# files it includes: GoogleTest's lists, the unit tests' environment).
+# ThreadSanitizer build nor the fuzzers' probe, targets and work folder: CPU tests that fuzz.build makes inside
+# the build, naming its folders), and the ctest tree (CTestTestfile.cmake and the files it includes:
+# GoogleTest's lists, the unit tests' environment).
 build_files() {
   find "$build" -path '*/CMakeFiles' -prune -o -path "$build/tests/data" -prune \
-    -o -path "$build/tests/tsan/engine_threads_tsan" -prune -o -path "$build/tests/fuzz/probe" -prune -o -type f \
+    -o -path "$build/tests/tsan/engine_threads_tsan" -prune -o -path "$build/tests/fuzz/probe" -prune \
+    -o -path "$build/tests/fuzz/targets" -prune -o -path "$build/tests/fuzz/work" -prune -o -type f \
     \( -name CTestTestfile.cmake -o \( -path "$build/tests/*" -name '*.cmake' ! -name cmake_install.cmake \) \
        -o \( -perm -u+x \( -path "$build/bin/*" -o -path "$build/tests/*" \) \) \) -print0
 }
