@@ -124,18 +124,21 @@ cifar_shards() {
 }
 
 # gpu_config FILE [YAML lines...]: simple_cnn on the CIFAR-10 shards, one rank per GPU over NCCL, 3
-# epochs; a given line replaces the default of its section.
+# epochs; a given line replaces the default of its section, and a later given line an earlier one of its
+# section (helpers such as quick_config give defaults of their own).
 gpu_config() {
-  local file=$1 line given keep lines=()
+  local file=$1 line i sections=() lines=()
   shift
   for line in "data: {path: $CIFAR, batch_size: 128, augment: {flip: true, crop_padding: 4}}" \
               "optimizer: {name: sgd, lr: 0.05, momentum: 0.9}" "train: {epochs: 3, seed: 11, device: cuda}" \
-              "distributed: {backend: nccl, stall_timeout_s: 60}"; do
-    keep=yes
-    for given in "$@"; do [ "${given%%:*}" != "${line%%:*}" ] || keep=no; done
-    [ "$keep" = no ] || lines+=("$line")
+              "distributed: {backend: nccl, stall_timeout_s: 60}" "$@"; do
+    for i in "${!sections[@]}"; do
+      [ "${sections[i]}" != "${line%%:*}" ] || unset 'sections[i]' 'lines[i]'
+    done
+    sections+=("${line%%:*}")
+    lines+=("$line")
   done
-  write_config "$file" "$CIFAR" "${lines[@]}" "$@"
+  write_config "$file" "$CIFAR" "${lines[@]}"
 }
 
 # results_value FILE OBJECT: one value of a results file (a dataset's last value, or an attribute).
@@ -146,6 +149,20 @@ expect_accuracy() {
   local acc
   acc=$(results_value "$1" /summary/final_test_acc)
   awk -v a="$acc" -v m="$2" 'BEGIN { exit !(a >= m) }' || ft_fail "final test accuracy $acc below $2"
+}
+
+# rehearse_train_config COMMAND...: where COMMAND runs `$FT train`, its config and overrides checked as fusetrain
+# checks them on a GPU host before any CUDA call (--dry-run, with the stand-in device list FUSETRAIN_TEST_GPUS):
+# a config the host would refuse (a duplicate key, a setting that needs what the case lacks) fails the
+# rehearsal with fusetrain's own message.
+rehearse_train_config() {
+  local word seen="" args=() refused
+  for word in "$@"; do
+    if [ -n "$seen" ]; then args+=("$word"); elif [ "$word" = "$FT" ]; then seen=yes; fi
+  done
+  [ "${args[0]:-}" = train ] || return 0
+  refused=$(FUSETRAIN_TEST_GPUS=GPU-rehearsal "$FT" "${args[@]}" --dry-run 2>&1 > /dev/null) ||
+    ft_fail "rehearsal: fusetrain ${args[*]} would be refused: $(grep -v '^\s*$' <<< "$refused" | tail -n 2)"
 }
 
 # rehearsal_ready NAME SECONDS COMMAND...: in a rehearsal, where a case would first use a device: checks that
@@ -162,6 +179,7 @@ rehearsal_ready() {
   CASE=$case_name
   on_path "$program" || ft_fail "rehearsal: '$program' is not on PATH"
   [ -z "$config" ] || [ -f "$config" ] || ft_fail "rehearsal: the config $config was not written"
+  rehearse_train_config "$@"
   [ -z "${CIFAR:-}" ] || compgen -G "$CIFAR/train-*.h5" > /dev/null || ft_fail "rehearsal: no shards in $CIFAR"
   touch "$WORK/.writable" || ft_fail "rehearsal: the temp folder $WORK is not writable"
   echo "PASS [rehearsal $CASE]: ready before the first CUDA call: $(command -v "$program")${config:+, $config}${CIFAR:+,}" \

@@ -80,11 +80,29 @@ NcclBackend::NcclBackend(const World& world, const BackendOptions& options)
         throw inspector().stall_error(cat("NCCL communicator set-up on device ", device_), wait.elapsed_s());
       wait.pause();
     }
+    warm_up();
   } catch (...) {
     abort_communicator();
     release();
     throw;
   }
+}
+
+void NcclBackend::warm_up() {
+  void* scratch = nullptr;
+  FT_CHECK_CUDA(cudaMalloc(&scratch, 64));
+  try {
+    FT_CHECK_CUDA(cudaMemsetAsync(scratch, 0, 64, barrier_stream_));
+    for (const DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32,
+                              DType::kInt64, DType::kUInt8})
+      run(barrier_stream_, [&] {
+        FT_CHECK_NCCL_ASYNC(ncclAllReduce(scratch, scratch, 4, nccl_type(dtype), ncclSum, comm_, barrier_stream_), comm_);
+      });
+  } catch (...) {
+    cudaFree(scratch);
+    throw;
+  }
+  FT_CHECK_CUDA(cudaFree(scratch));
 }
 
 NcclBackend::~NcclBackend() {

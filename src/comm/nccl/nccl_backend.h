@@ -46,6 +46,10 @@ class NcclBackend final : public Backend {
   // on an (asynchronous) NCCL error, naming the ranks the heartbeat finds missing.
   ncclResult_t poll_state();
   void wait_settled(PollBackoff& wait);
+  // One small all-reduce of every element type, waited for against the stall timeout: NCCL sets a
+  // communicator up lazily on its first collectives, and the first all-reduce of training that met a busy
+  // device there would wait for the device, out of the stall check's sight.
+  void warm_up();
   void release() noexcept;
   void abort_communicator() noexcept;
 
