@@ -60,7 +60,7 @@ struct CudaBucketSync final : BucketDeviceSync {
     }
     if (!staging.defined() || staging.numel() < data.numel() || staging.scalar_type() != data.scalar_type())
       staging = at::empty({data.numel()}, data.options().device(at::kCPU).pinned_memory(true));
-    auto host = staging.narrow(0, 0, data.numel());
+    auto host = staging.narrow(0, 0, data.numel()).view(data.sizes());  // any shape: bench hands whole tensors
     host.copy_(data, /*non_blocking=*/true);
     stream.synchronize();
     backend.allreduce(host.data_ptr(), n, dtype);
