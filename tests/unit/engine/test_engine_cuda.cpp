@@ -15,6 +15,7 @@
 #include "runtime/collective_watch.h"
 #include "engine/engine.h"
 #include "engine/engine_autotune.h"
+#include "kernels/cuda_check.h"
 #include "kernels/stall.h"
 #include "test_world.h"
 
@@ -150,6 +151,32 @@ TEST(EngineCuda, TransferHeldUpOnTheDeviceIsAStallNotAHang) {
                          << ")";
   backend.reset();  // aborts the communicator: must return
   c10::cuda::device_synchronize();
+}
+
+// Polling what is in flight never waits for the device: behind a 2 s kernel an event query returns at once,
+// and so does the backend's poll of a transfer queued behind it. A poll that blocked would hide a stall
+// from its timeout (on an H200, 2026-11-27, the 4 s stall above was noticed only after 4 s).
+TEST(EngineCuda, PollingNeverWaitsForTheDevice) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  auto backend = nccl(/*stall_timeout_s=*/30);
+  auto data = at::ones({1024}, kGpu);
+  const auto stream = c10::cuda::getStreamFromPool(true, 0);
+  stall_stream_device(2.0, stream.stream());
+  const auto seconds = [](auto&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  cudaEvent_t behind = nullptr;
+  FT_CHECK_CUDA(cudaEventCreateWithFlags(&behind, cudaEventDisableTiming));
+  FT_CHECK_CUDA(cudaEventRecord(behind, stream.stream()));
+  EXPECT_LT(seconds([&] { EXPECT_EQ(cudaEventQuery(behind), cudaErrorNotReady); }), 0.1)
+      << "cudaEventQuery waited for the device";
+  EXPECT_LT(seconds([&] { backend->allreduce(data.data_ptr(), 1024, DType::kFloat32, stream.stream()); }), 0.1)
+      << "enqueueing the all-reduce waited for the device";
+  EXPECT_LT(seconds([&] { backend->poll_in_flight(); }), 0.1) << "the backend's poll waited for the device";
+  backend->wait_in_flight();
+  FT_CHECK_CUDA(cudaEventDestroy(behind));
 }
 
 }  // namespace
