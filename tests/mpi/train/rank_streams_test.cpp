@@ -73,12 +73,6 @@ TEST(RankStreams, TrainerDrawsEachRanksOwnDropoutMasks) {
         << "rank " << r << " trained with rank 0's dropout masks (loss " << dropped[r] << ")";
 }
 
-std::vector<at::Tensor> parameters_of(const Trainer& trainer) {
-  std::vector<at::Tensor> out;
-  for (const auto& p : trainer.network()->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-
 // Dropout before the classifier: with rank 0's stream restored on every rank the resumed replicas would
 // draw other masks than the straight run and end elsewhere.
 TEST(RankStreams, StoppedRunWithDropoutResumesExactly) {

@@ -100,6 +100,12 @@ Config small_config(const std::string& data_path, const std::string& backend) {
   return c;
 }
 
+std::vector<at::Tensor> parameters_of(const Trainer& trainer) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : trainer.network()->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
 std::string bytes_of(const at::Tensor& t) {
   const auto c = t.contiguous();
   return std::string(static_cast<const char*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes()));

@@ -32,8 +32,8 @@ std::unique_ptr<Backend> nccl(double stall_timeout_s = 30) {
   return make_backend(test::world(), options);
 }
 
-struct TwoLayers {
-  TwoLayers() { a->to(kGpu), b->to(kGpu); }
+struct TwoGpuLayers {
+  TwoGpuLayers() { a->to(kGpu), b->to(kGpu); }
   torch::nn::Linear a{64, 128}, b{128, 10};
   std::vector<NamedTensor> named() {
     std::vector<NamedTensor> out;
@@ -56,7 +56,7 @@ GradientEngineOptions through_nccl(at::ScalarType wire) {
 void expect_gradients_through(at::ScalarType wire, double rtol) {
   auto backend = nccl();
   at::manual_seed(3);
-  TwoLayers net;
+  TwoGpuLayers net;
   auto named = net.named();
   std::vector<at::Tensor> params;
   for (auto& n : named) params.push_back(n.tensor);
@@ -94,7 +94,7 @@ TEST(EngineCuda, DeviceClocksTimeTheTransfers) {
   constexpr int kSteps = 20;
   constexpr double kStallS = 0.02;
   auto backend = nccl();
-  TwoLayers net;
+  TwoGpuLayers net;
   GradientEngine engine(*backend, test::world(), net.named(), through_nccl(at::kFloat));
   const auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < kSteps; ++step) {
@@ -120,7 +120,7 @@ TEST(EngineCuda, DeviceClocksTimeTheTransfers) {
 TEST(EngineCuda, AutotuneOverNccl) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
   auto backend = nccl();
-  TwoLayers net;
+  TwoGpuLayers net;
   const AutotuneResult result =
       autotune_buckets(*backend, test::world(), net.named(), {}, {{0.01, 0.005}, {4, 1}}, 2);
   ASSERT_EQ(result.trials.size(), 2u);
