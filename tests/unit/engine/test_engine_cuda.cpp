@@ -128,7 +128,8 @@ TEST(EngineCuda, AutotuneOverNccl) {
 }
 
 // A transfer queued behind a kernel that holds its stream for 4 s, with a 1 s stall timeout: the wait
-// ends with the stall error naming the transfer, well before the kernel ends.
+// ends with the stall error naming the transfer, well before the kernel ends (the communicator's abort,
+// which returns only when the kernel has ended, runs on a thread of its own).
 TEST(EngineCuda, TransferHeldUpOnTheDeviceIsAStallNotAHang) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
   auto backend = nccl(/*stall_timeout_s=*/1);
@@ -149,7 +150,7 @@ TEST(EngineCuda, TransferHeldUpOnTheDeviceIsAStallNotAHang) {
   EXPECT_LT(waited, 3.5) << "the stall was noticed only after the stream was free again (the all-reduce "
                          << (enqueued < 0 ? std::string("threw") : "returned after " + std::to_string(enqueued) + " s")
                          << ")";
-  backend.reset();  // aborts the communicator: must return
+  backend.reset();  // waits for the abort, which ends soon after the kernel: must return
   c10::cuda::device_synchronize();
 }
 
