@@ -23,15 +23,18 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The two programs alone: what the demo runs (the test binaries are `make test`'s).
+# The two programs alone: what the demo runs (the test binaries are `make test`'s), and the library that keeps
+# a local mpirun's listeners on loopback.
 programs: configure
-	cmake --build $(BUILD) -j $(JOBS) --target fusetrain fusetrain-prep
+	cmake --build $(BUILD) -j $(JOBS) --target fusetrain fusetrain-prep ft_loopback_only
 
 data/fashion-mnist/train-00000-of-00002.h5: | programs
 	$(BUILD)/bin/fusetrain-prep --format idx --input $(FASHION_MNIST) --output data/fashion-mnist --shards 2 --name fashion-mnist
 
+# Through the workstation script: all ranks are local, so nothing listens beyond loopback.
 demo: programs data/fashion-mnist/train-00000-of-00002.h5
-	$(MPIRUN) $(MPIRUN_FLAGS) -np $(NP) $(BUILD)/bin/fusetrain train --config configs/quickstart.yaml
+	CONFIG=configs/quickstart.yaml NP=$(NP) FUSETRAIN_BIN=$(BUILD)/bin/fusetrain MPIRUN="$(MPIRUN) $(MPIRUN_FLAGS)" \
+	  bash jobs/workstation/run.sh
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -12,13 +12,13 @@
 namespace ft::prep {
 namespace {
 
-constexpr int kSide = 32, kPlane = kSide * kSide, kPixels = 3 * kPlane;
+constexpr int kCifarSide = 32, kCifarPlane = kCifarSide * kCifarSide, kCifarPixels = 3 * kCifarPlane;
 
 struct RecordLayout {
   int label_bytes;   // 1 for CIFAR-10, 2 for CIFAR-100
   int label_offset;  // which of them is the label
   int classes;
-  int record_bytes() const { return label_bytes + kPixels; }
+  int record_bytes() const { return label_bytes + kCifarPixels; }
 };
 
 // Appends the records of `path` to `split` until it holds `limit` images.
@@ -28,7 +28,7 @@ void append_records(const std::string& path, const RecordLayout& layout, std::in
   const auto record = static_cast<std::uint64_t>(layout.record_bytes());
   FT_REQUIRE(size > 0, path, ": file is empty");
   FT_REQUIRE(size % record == 0, path, ": size ", size, " bytes is not a multiple of the ", record,
-             "-byte record (", layout.label_bytes, " label byte(s) + ", kPixels,
+             "-byte record (", layout.label_bytes, " label byte(s) + ", kCifarPixels,
              " pixel bytes): the last record is truncated");
   if (split.count() >= limit) return;
   const std::vector<std::uint8_t> bytes = read_bytes(path);
@@ -42,20 +42,20 @@ void append_records(const std::string& path, const RecordLayout& layout, std::in
     split.labels.push_back(label);
     const std::uint8_t* planes = rec + layout.label_bytes;
     const std::size_t at = split.images.size();
-    split.images.resize(at + kPixels);
+    split.images.resize(at + kCifarPixels);
     std::uint8_t* out = split.images.data() + at;
-    for (int p = 0; p < kPlane; ++p)
-      for (int c = 0; c < 3; ++c) out[3 * p + c] = planes[c * kPlane + p];
+    for (int p = 0; p < kCifarPlane; ++p)
+      for (int c = 0; c < 3; ++c) out[3 * p + c] = planes[c * kCifarPlane + p];
   }
 }
 
-RawSplit read_split(const std::vector<std::string>& paths, const RecordLayout& layout, std::int64_t limit,
+RawSplit read_cifar_split(const std::vector<std::string>& paths, const RecordLayout& layout, std::int64_t limit,
                     std::vector<std::string>& sources) {
   RawSplit split;
   std::int64_t records = 0;
   for (const auto& path : paths)
     records += static_cast<std::int64_t>(file_size(path) / layout.record_bytes());
-  split.reset(kSide, kSide, 3, std::min(records, limit));
+  split.reset(kCifarSide, kCifarSide, 3, std::min(records, limit));
   for (const auto& path : paths) append_records(path, layout, limit, split, sources);
   return split;
 }
@@ -85,8 +85,8 @@ RawDataset read_cifar10(const std::string& input, std::int64_t limit) {
       {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
       ds.source_files);
   const RecordLayout layout{1, 0, 10};
-  ds.train = read_split(train_files, layout, limit, ds.source_files);
-  ds.test = read_split({test_file}, layout, limit, ds.source_files);
+  ds.train = read_cifar_split(train_files, layout, limit, ds.source_files);
+  ds.test = read_cifar_split({test_file}, layout, limit, ds.source_files);
   return ds;
 }
 
@@ -104,8 +104,8 @@ RawDataset read_cifar100(const std::string& input, std::int64_t limit, Cifar100L
   ds.class_names = class_names_or(names_file, numbered_names(fine ? "class_" : "coarse_", classes),
                                   ds.source_files);
   const RecordLayout layout{2, fine ? 1 : 0, classes};
-  ds.train = read_split({train_file}, layout, limit, ds.source_files);
-  ds.test = read_split({test_file}, layout, limit, ds.source_files);
+  ds.train = read_cifar_split({train_file}, layout, limit, ds.source_files);
+  ds.test = read_cifar_split({test_file}, layout, limit, ds.source_files);
   return ds;
 }
 

@@ -2,6 +2,7 @@
 // rgb_to_gray_pixel.h's, shared with the CPU reference, so results agree bit for bit.
 #include "kernels/cuda_check.h"
 #include "kernels/device_buffer.h"
+#include "kernels/host_sync.h"
 #include "kernels/rgb_to_gray.h"
 #include "kernels/rgb_to_gray_pixel.h"
 
@@ -33,7 +34,7 @@ void rgb_to_gray_staged(const std::uint8_t* rgb, std::uint8_t* gray, std::size_t
   FT_CHECK_CUDA(cudaMemcpyAsync(d_rgb.get(), rgb, pixels * 3, cudaMemcpyHostToDevice, stream));
   rgb_to_gray_device(d_rgb.get<std::uint8_t>(), d_gray.get<std::uint8_t>(), pixels, stream);
   FT_CHECK_CUDA(cudaMemcpyAsync(gray, d_gray.get(), pixels, cudaMemcpyDeviceToHost, stream));
-  FT_CHECK_CUDA(cudaStreamSynchronize(stream));
+  sync_stream(stream);
 }
 
 }  // namespace ft

@@ -11,6 +11,9 @@
 #   MPIRUN         launcher and its flags (default: mpirun --oversubscribe --bind-to none, plus
 #                  --allow-run-as-root for root)
 #   RUN_NAME       sets output.name (default: the config's)
+#   FUSETRAIN_LOOPBACK_ONLY  1 (default): when MPIRUN names no other host (no --host, -H, --hostfile), mpirun
+#                  and the ranks listen on loopback only (build/lib/libft_loopback_only.so preloaded, Open MPI's
+#                  out-of-band channel on lo); 0: as mpirun chooses (it listens on every interface)
 set -euo pipefail
 
 config=${CONFIG:?set CONFIG to the YAML config, e.g. CONFIG=configs/quickstart.yaml $0}
@@ -26,9 +29,21 @@ mpirun=${MPIRUN:-$default_mpirun}
 args=("$@")
 [ -z "${RUN_NAME:-}" ] || args+=(--set "output.name=$RUN_NAME")
 
+# All ranks on this machine: nothing needs to listen beyond loopback.
+launch=()
+if [ "${FUSETRAIN_LOOPBACK_ONLY:-1}" = 1 ] && ! grep -Eq -- '(^| )(--host|-H|--hostfile|--machinefile)( |=|$)' <<< "$mpirun"; then
+  shim=$(cd "$(dirname "$(command -v "$bin")")/.." && pwd)/lib/libft_loopback_only.so
+  if [ -f "$shim" ]; then
+    launch=(env "LD_PRELOAD=$shim${LD_PRELOAD:+:$LD_PRELOAD}")
+    mpirun+=" --mca oob_tcp_if_include lo"
+  else
+    echo "run.sh: $shim not built (cmake --build build --target ft_loopback_only): mpirun listens on every interface" >&2
+  fi
+fi
+
 status=0
 # shellcheck disable=SC2086
-$mpirun -np "${NP:-2}" "$bin" train --config "$config" "${args[@]}" || status=$?
+${launch[@]+"${launch[@]}"} $mpirun -np "${NP:-2}" "$bin" train --config "$config" "${args[@]}" || status=$?
 if [ "$status" -eq 75 ]; then
   echo "run.sh: the run checkpointed (exit 75); run the same command again to resume"
 fi

@@ -135,7 +135,7 @@ StepComm step_comm(const World& world, const EngineStats& before, const EngineSt
 
 // What a benchmark step is made of: the model, its fixed batch, the optimizer (fused where training would
 // fuse it) and, eager, the gradient engine.
-struct StepParts {
+struct BenchStepParts {
   std::shared_ptr<Network> net;
   at::Tensor x, y;
   StepFormat format;
@@ -145,12 +145,12 @@ struct StepParts {
   std::unique_ptr<GradientEngine> engine;
 };
 
-at::Tensor step_loss(StepParts& p, const at::Tensor& x, const at::Tensor& y, int world_size) {
+at::Tensor step_loss(BenchStepParts& p, const at::Tensor& x, const at::Tensor& y, int world_size) {
   AutocastScope autocast(p.device, p.format.amp_dtype);
   return at::cross_entropy_loss(p.net->forward(x).to(p.format.param_dtype), y) * (1.0 / world_size);
 }
 
-void optimizer_step(StepParts& p) {
+void optimizer_step(BenchStepParts& p) {
   if (p.fused)
     p.fused->step();
   else
@@ -158,7 +158,7 @@ void optimizer_step(StepParts& p) {
 }
 
 // Eager: the engine all-reduces during backward, then the optimizer steps.
-std::function<void()> eager_step(StepParts& p, int world_size) {
+std::function<void()> eager_step(BenchStepParts& p, int world_size) {
   return [&p, world_size] {
     p.engine->clear_gradients();
     p.engine->prepare(true);
@@ -170,7 +170,7 @@ std::function<void()> eager_step(StepParts& p, int world_size) {
 
 // --cuda-graphs, as training does it: after warm-up one graph holds forward, backward and (one rank) the
 // optimizer; several ranks all-reduce the one gradient buffer over NCCL after the replay, then step.
-std::function<void()> graphed_step(StepParts& p, Backend& backend, const World& world,
+std::function<void()> graphed_step(BenchStepParts& p, Backend& backend, const World& world,
                                    const std::vector<at::Tensor>& parameters, int warmup) {
   FT_REQUIRE(p.device.is_cuda(), "--cuda-graphs needs a CUDA device (--device ", p.device, ")");
   FT_REQUIRE(warmup > GraphedStep::kWarmupSteps, "--cuda-graphs captures the step after ", GraphedStep::kWarmupSteps,
@@ -214,7 +214,7 @@ int bench_step_worker(int argc, char** argv) {
     auto backend = make_backend(world, backend_options);
 
     const InputShape shape = parse_image_shape(vm["image"].as<std::string>());
-    StepParts parts;
+    BenchStepParts parts;
     parts.device = device;
     parts.format = step_format(vm, device);
     parts.net = step_network(config, shape, device, parts.format);

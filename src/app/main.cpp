@@ -5,11 +5,13 @@
 #include <string>
 
 #include "app/commands.h"
+#include "monitor/host_sync_guard.h"
 #include "runtime/heap_policy.h"
 #include "runtime/version.h"
 
 int main(int argc, char** argv) {
   ft::keep_freed_memory();
+  ft::install_host_sync_guard();  // the project's own blocking CUDA calls answer to the host-sync check too
   const std::string usage =
       "usage: fusetrain <command> [options]\n\n"
       "commands:\n"

@@ -16,7 +16,7 @@
 #include <mpi-ext.h>
 #endif
 #ifdef FUSETRAIN_WITH_CUDA
-#include "kernels/cuda_check.h"
+#include "kernels/host_sync.h"
 #endif
 
 namespace ft {
@@ -74,7 +74,7 @@ MpiBackend::~MpiBackend() {
 
 void MpiBackend::sync_stream(void* stream) {
 #ifdef FUSETRAIN_WITH_CUDA
-  if (device_memory_ && stream) FT_CHECK_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  if (device_memory_ && stream) ft::sync_stream(static_cast<cudaStream_t>(stream));
 #else
   (void)stream;
 #endif
@@ -193,9 +193,9 @@ void MpiBackend::reduce_through_host(void* data, std::size_t count, DType dtype)
 #ifdef FUSETRAIN_WITH_CUDA
   const std::size_t bytes = count * dtype_size(dtype);
   if (host_copy_.size() < bytes) host_copy_.resize(bytes);  // the backend's: a stalled chunk may still write
-  FT_CHECK_CUDA(cudaMemcpy(host_copy_.data(), data, bytes, cudaMemcpyDeviceToHost));
+  copy_blocking(host_copy_.data(), data, bytes, cudaMemcpyDeviceToHost);
   reduce_regions({{host_copy_.data(), count}}, dtype);
-  FT_CHECK_CUDA(cudaMemcpy(data, host_copy_.data(), bytes, cudaMemcpyHostToDevice));
+  copy_blocking(data, host_copy_.data(), bytes, cudaMemcpyHostToDevice);
 #else
   (void)data, (void)count, (void)dtype;
   FT_CHECK(false, "mpi backend: device memory in a build without CUDA");

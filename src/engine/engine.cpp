@@ -403,7 +403,7 @@ void GradientEngine::wait_transfers() {
 }
 
 EngineStats GradientEngine::stats() {
-  if (!solo_ && device_->times_on_device()) device_->collect(stats_.allreduce_s, stats_.wait_s);
+  if (!solo_ && device_->times_on_device()) device_->collect(stats_.allreduce_s, stats_.wait_s, stats_.untimed_steps);
   return stats_;
 }
 

@@ -60,6 +60,7 @@ struct EngineStats {
   double allreduce_s = 0;   // communication thread inside collectives
   std::int64_t buckets = 0; // collectives issued
   std::int64_t bytes = 0;   // bytes all-reduced (wire format)
+  std::int64_t untimed_steps = 0;  // device clocks only: steps that ended before their events were recorded
 
   // The share of allreduce_s that ran while the main thread computed (0 without all-reduces).
   double hidden_fraction() const {

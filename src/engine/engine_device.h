@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -32,8 +33,11 @@ struct BucketDeviceSync {
   // On the main thread when finish() starts: backward's end on the compute stream.
   virtual void mark_backward_end() {}
   // Adds the device seconds of the completed steps not yet collected: the transfers (summed over buckets)
-  // and the compute stream's wait for them after backward ended (exposed).
-  virtual void collect(double& transfer_s, double& exposed_s) { (void)transfer_s, (void)exposed_s; }
+  // and the compute stream's wait for them after backward ended (exposed); and counts the steps that ended
+  // before their events were recorded (an error), whose times are lost.
+  virtual void collect(double& transfer_s, double& exposed_s, std::int64_t& untimed_steps) {
+    (void)transfer_s, (void)exposed_s, (void)untimed_steps;
+  }
 };
 
 std::unique_ptr<BucketDeviceSync> make_bucket_device_sync(bool cuda, std::size_t buckets);

@@ -29,7 +29,7 @@ constexpr double kWhitenEps = 5e-4;  // added to each eigenvalue before the 1/sq
 // momentum = 1 - 0.6, the fraction taken from the batch, which is LibTorch's convention too.
 constexpr double kNormMomentum = 1.0 - 0.6;
 constexpr double kNormEps = 1e-12;
-constexpr double kLogitScale = 1.0 / 9.0;
+constexpr double kFastCifarLogitScale = 1.0 / 9.0;
 // Patch values per chunk when accumulating the patch second moment (float64: 32 MiB).
 constexpr std::int64_t kChunkElements = std::int64_t{1} << 22;
 
@@ -113,7 +113,7 @@ class FastCifar : public Network {
     at::Tensor h = at::gelu(whiten_->forward(x));
     h = group3_->forward(group2_->forward(group1_->forward(h)));
     // amax over H, W: adaptive max pool to 1x1 (airbench's MaxPool2d(3) on its 3x3 map)
-    return fc_->forward(h.amax({2, 3})) * kLogitScale;
+    return fc_->forward(h.amax({2, 3})) * kFastCifarLogitScale;
   }
 
   // airbench's init_whitening_conv: with S the (uncentred) second moment of the flattened 2x2 patches and

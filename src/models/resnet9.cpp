@@ -15,7 +15,7 @@
 namespace ft {
 namespace {
 
-constexpr double kLogitScale = 0.125;
+constexpr double kResNet9LogitScale = 0.125;
 
 class ResNet9 : public Network {
  public:
@@ -45,7 +45,7 @@ class ResNet9 : public Network {
     h = at::max_pool2d(apply(layer2_, h), 2);
     h = at::max_pool2d(apply(layer3_, h), 2);
     h = h + apply(layer3_res2_, apply(layer3_res1_, h));
-    return fc_->forward(h.amax({2, 3})) * kLogitScale;  // amax over H, W: adaptive max pool to 1x1
+    return fc_->forward(h.amax({2, 3})) * kResNet9LogitScale;  // amax over H, W: adaptive max pool to 1x1
   }
 
  private:

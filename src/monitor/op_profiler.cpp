@@ -26,6 +26,25 @@ std::set<impl::ActivityType> activities(bool cuda) {
   return kinds;
 }
 
+// LibTorch's Kineto profiler: prepareProfiler, enableProfiler, and disableProfiler with or without saving.
+class KinetoCalls final : public ProfilerCalls {
+ public:
+  explicit KinetoCalls(bool cuda) : cuda_(cuda) {}
+  void prepare() override { prof::prepareProfiler(kineto_config(), activities(cuda_)); }
+  void record() override { prof::enableProfiler(kineto_config(), activities(cuda_)); }
+  void save(const std::string& path) override {
+    std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
+    FT_REQUIRE(result, "profile.trace ", path, ": the profiler returned no result");
+    AtomicFile out(path);
+    result->save(out.temp_path());
+    out.commit();
+  }
+  void discard() override { prof::disableProfiler(); }
+
+ private:
+  bool cuda_;
+};
+
 }  // namespace
 
 std::string profile_trace_path(const std::string& trace, int rank, int cycle) {
@@ -38,8 +57,19 @@ std::string profile_trace_path(const std::string& trace, int rank, int cycle) {
              has_ext ? trace.substr(dot) : std::string());
 }
 
+std::unique_ptr<ProfilerCalls> kineto_profiler_calls(bool cuda) { return std::make_unique<KinetoCalls>(cuda); }
+
+long profile_prepare_step(const ProfileConfig& config, bool cuda) { return cuda ? 0 : config.wait; }
+
 OpProfiler::OpProfiler(const ProfileConfig& config, int rank, bool cuda)
-    : config_(config), path_(profile_trace_path(config.trace, rank)), rank_(rank), cuda_(cuda) {
+    : OpProfiler(config, rank, cuda, kineto_profiler_calls(cuda)) {}
+
+OpProfiler::OpProfiler(const ProfileConfig& config, int rank, bool cuda, std::unique_ptr<ProfilerCalls> calls)
+    : config_(config),
+      path_(profile_trace_path(config.trace, rank)),
+      rank_(rank),
+      prepare_at_(profile_prepare_step(config, cuda)),
+      calls_(std::move(calls)) {
   FT_REQUIRE(config.wait >= 0 && config.warmup >= 0 && config.active >= 1 && config.repeat >= 1, "profile: wait ",
              config.wait, " and warmup ", config.warmup, " must be >= 0, active ", config.active, " and repeat ",
              config.repeat, " >= 1");
@@ -55,12 +85,11 @@ OpProfiler::OpProfiler(const ProfileConfig& config, int rank, bool cuda)
   if (enabled()) begin_cycle();
 }
 
-// A cycle with no wait (or warm-up) starts preparing (or recording) at once.
+// A cycle whose preparation (or recording) falls on its step 0 starts it at once.
 void OpProfiler::begin_cycle() {
   steps_ = 0;
   state_ = State::kWaiting;
-  if (config_.wait == 0) prepare();
-  if (config_.wait == 0 && config_.warmup == 0) record();
+  advance();
 }
 
 OpProfiler::~OpProfiler() {
@@ -71,41 +100,33 @@ OpProfiler::~OpProfiler() {
   }
 }
 
-void OpProfiler::prepare() {
-  prof::prepareProfiler(kineto_config(), activities(cuda_));
-  state_ = State::kWarmingUp;
-}
-
-void OpProfiler::record() {
-  prof::enableProfiler(kineto_config(), activities(cuda_));
-  state_ = State::kRecording;
+// Moves through the cycle's states as far as its step count allows: prepared, recording, saved.
+void OpProfiler::advance() {
+  const long record_at = static_cast<long>(config_.wait) + config_.warmup, save_at = record_at + config_.active;
+  if (state_ == State::kWaiting && steps_ >= prepare_at_) calls_->prepare(), state_ = State::kWarmingUp;
+  if (state_ == State::kWarmingUp && steps_ >= record_at) calls_->record(), state_ = State::kRecording;
+  if (state_ == State::kRecording && steps_ >= save_at) {
+    save();
+    if (cycle_ < config_.repeat) ++cycle_, begin_cycle();
+  }
 }
 
 void OpProfiler::save() {
-  std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
   state_ = State::kDone;
-  FT_REQUIRE(result, "profile.trace ", path_, ": the profiler returned no result");
-  AtomicFile out(profile_trace_path(config_.trace, rank_, cycle_));
-  result->save(out.temp_path());
-  out.commit();
+  calls_->save(profile_trace_path(config_.trace, rank_, cycle_));
   written_ = true;
 }
 
 void OpProfiler::step() {
   if (!enabled() || state_ == State::kDone) return;
   ++steps_;
-  if (state_ == State::kWaiting && steps_ == config_.wait) prepare();
-  if (state_ == State::kWarmingUp && steps_ == static_cast<long>(config_.wait) + config_.warmup) record();
-  if (state_ == State::kRecording && steps_ == static_cast<long>(config_.wait) + config_.warmup + config_.active) {
-    save();
-    if (cycle_ < config_.repeat) ++cycle_, begin_cycle();
-  }
+  advance();
 }
 
 std::string OpProfiler::finish() {
   if (!enabled()) return "";
   if (state_ == State::kRecording) save();
-  if (state_ == State::kWarmingUp) prof::disableProfiler();  // warming up, never recording: nothing to keep
+  if (state_ == State::kWarmingUp) calls_->discard();  // warming up, never recording: nothing to keep
   state_ = State::kDone;
   return written_ ? path_ : "";
 }

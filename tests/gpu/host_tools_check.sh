@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The GPU host's tools, checked on any host through every path that needs no CUDA device to run: the
-# bundle is made from this build and unpacked into another checkout with ctest's paths rewritten; the check
-# answers "no device" with exit 3; a stage that outlives the budget is cut off and the next is skipped; a
-# re-check runs only the named cases; and no call leaves more than 8 files in its output folder.
+# bundle names no folder of this machine (placeholders in its ctest files), is kept while the build is
+# unchanged, and unpacks into another checkout; the check answers "no device" with exit 3; a stage that
+# outlives the budget is cut off and the next is not started; a call cut off in the middle of its GPU cases
+# (by its budget, or killed outright) still leaves a summary of every case that finished; a failing speed
+# row is recorded and the next one runs; a re-check runs only the named cases; and no call leaves more
+# than 8 files in its output folder.
 # usage: host_tools_check.sh (FUSETRAIN_BIN, FUSETRAIN_SOURCE, FUSETRAIN_TMP, FUSETRAIN_PYTHON as for the suite)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +22,8 @@ cp -r "$FUSETRAIN_SOURCE/tests" "$checkout/tests"
 mkdir -p "$WORK/no-nvidia-smi"
 printf '#!/bin/sh\nexit 9\n' > "$WORK/no-nvidia-smi/nvidia-smi"
 chmod +x "$WORK/no-nvidia-smi/nvidia-smi"
-mkdir -p "$WORK/bundle"  # an empty one where this build has no CUDA to bundle
+bundle=$(cd "$WORK/.." && pwd)/host-tools-bundle  # beside the test's folder: kept while the build is unchanged
+mkdir -p "$bundle"  # an empty one where this build has no CUDA to bundle
 check_env=(env PATH="$WORK/no-nvidia-smi:$PATH" DEVICE_CHECK_DEPS="$WORK/deps" FUSETRAIN_PYTHON="$FUSETRAIN_PYTHON")
 
 # at_most_eight OUT: what comes back from a GPU host is at most 8 files.
@@ -34,21 +38,33 @@ bundle_made() {
     echo "PASS [bundle_made]: not checked, this build has no CUDA kernels to bundle"
     return 0
   fi
-  run_case bundle_made 600 env BUILD="$build" DEBS=none LIMIT_MIB=44 bash "$tools/bundle.sh" "$WORK/bundle"
+  run_case bundle_made 600 env BUILD="$build" DEBS=none LIMIT_MIB=44 bash "$tools/bundle.sh" "$bundle"
   expect_status 0
-  expect_message "^bundle\.sh: $WORK/bundle holds [0-9]+ MiB: bundle\.tar\.xz [0-9]+ MiB"
-  grep -qx "build_name=$(basename "$build")" "$WORK/bundle/bundle.info" || ft_fail "bundle.info does not name the build"
-  tar -tJf "$WORK/bundle/bundle.tar.xz" > "$WORK/bundle.list"  # read whole: grep -q would cut tar off (pipefail)
+  expect_message "^bundle\.sh: $bundle holds [0-9]+ MiB: bundle\.tar\.xz [0-9]+ MiB"
+  grep -qx "build_name=$(basename "$build")" "$bundle/bundle.info" || ft_fail "bundle.info does not name the build"
+  grep -qx "paths=placeholders" "$bundle/bundle.info" || ft_fail "bundle.info does not say its paths are placeholders"
+  if grep -qF -e "$build" -e "$FUSETRAIN_SOURCE" "$bundle/bundle.info"; then ft_fail "bundle.info names this machine's folders"; fi
+  tar -xJOf "$bundle/bundle.tar.xz" ./tests/gpu/CTestTestfile.cmake > "$WORK/packed_ctest.cmake"
+  grep -q '@FUSETRAIN_SOURCE@/tests/gpu/gpu_cases.sh' "$WORK/packed_ctest.cmake" ||
+    ft_fail "the packed ctest file has no placeholders"
+  if grep -qF -e "$build" -e "$FUSETRAIN_SOURCE" "$WORK/packed_ctest.cmake"; then
+    ft_fail "the packed ctest file names this machine's folders"
+  fi
+  tar -tJf "$bundle/bundle.tar.xz" > "$WORK/bundle.list"  # read whole: grep -q would cut tar off (pipefail)
   grep -qx './bin/fusetrain' "$WORK/bundle.list" || ft_fail "the bundle lacks bin/fusetrain"
   grep -q 'tests/unit/unit_tests$' "$WORK/bundle.list" || ft_fail "the bundle lacks the unit tests"
   grep -q 'engine_threads_tsan$' "$WORK/bundle.list" && ft_fail "the bundle carries the ThreadSanitizer build"
   if "$FUSETRAIN_PYTHON" -c 'import importlib.util as u; assert u.find_spec("airbench")' 2> /dev/null; then
-    [ -f "$WORK/bundle/airbench/airbench/lib_airbench94.py" ] || ft_fail "the bundle lacks airbench's source"
+    [ -f "$bundle/airbench/airbench/lib_airbench94.py" ] || ft_fail "the bundle lacks airbench's source"
   fi
+  pass
+  run_case bundle_kept 60 env BUILD="$build" DEBS=none bash "$tools/bundle.sh" "$bundle"
+  expect_status 0
+  expect_message "^bundle\.sh: $bundle/bundle\.tar\.xz is already this build's: kept$"
   pass
   # Unpacked into the other checkout: its programs start and ctest there finds the GPU cases, run from it.
   run_case unpacked 300 "${check_env[@]}" STAGES=unpack bash "$checkout/tools/gpu-host/device_check.sh" \
-    "$WORK/bundle" "$WORK/out_unpack"
+    "$bundle" "$WORK/out_unpack"
   expect_status 0
   local unpacked
   unpacked=$checkout/$(basename "$build")
@@ -64,19 +80,19 @@ bundle_made() {
   pass
   # A re-check runs the named cases only: here they skip, no device being visible.
   run_case recheck 300 "${check_env[@]}" bash "$checkout/tools/gpu-host/device_check.sh" --recheck 'gpu\.train_fp32$' \
-    "$WORK/bundle" "$WORK/out_recheck"
+    "$bundle" "$WORK/out_recheck"
   expect_status 0
   expect_message "^\| unpack \| passed \|"
-  expect_message "^\| suite \| passed \|"
-  grep -q 'gpu.train_fp32' "$WORK/out_recheck/junit.xml" || ft_fail "the re-check ran no gpu.train_fp32"
-  grep -q 'gpu.train_bf16' "$WORK/out_recheck/junit.xml" && ft_fail "the re-check ran a case it was not asked for"
+  expect_message "^\| cases \| passed \|"
+  expect_message "^\| gpu\.train_fp32 \| skipped: SKIP: no CUDA device visible"
+  expect_no_message "^\| gpu\.train_bf16 "
   at_most_eight "$WORK/out_recheck"
   pass
 }
 check bundle_made
 
 no_device() {
-  run_case no_device 120 "${check_env[@]}" bash "$checkout/tools/gpu-host/device_check.sh" "$WORK/bundle" "$WORK/out_none"
+  run_case no_device 120 "${check_env[@]}" bash "$checkout/tools/gpu-host/device_check.sh" "$bundle" "$WORK/out_none"
   expect_status 3
   expect_message "^\| probe \| no device \| [0-9]+ \| no CUDA device \(nvidia-smi lists none\) \|$"
   expect_no_message "^\| unpack "
@@ -87,17 +103,82 @@ no_device() {
 }
 check no_device
 
-# A stand-in stage that sleeps past a 15 s budget: cut off in time, and the stage after it skipped.
+# A stand-in stage that sleeps past a 15 s budget: cut off in time, and the stage after it not started.
 budget_cut_off() {
   printf 'stage_sleepy() { echo "figure: asleep"; sleep 120; }\n' > "$WORK/stages.sh"
   run_case budget_cut_off 60 "${check_env[@]}" STAGE_LIBRARY="$WORK/stages.sh" STAGES="sleepy linkage" BUDGET_S=15 \
-    bash "$checkout/tools/gpu-host/device_check.sh" "$WORK/bundle" "$WORK/out_budget"
+    bash "$checkout/tools/gpu-host/device_check.sh" "$bundle" "$WORK/out_budget"
   expect_status 1
   expect_message "^\| sleepy \| cut off at the budget \| 1[0-9] \| asleep \|$"
-  expect_message "^\| linkage \| skipped \| 0 \| only -?[0-9]+ s of the budget left \|$"
+  expect_message "^\| linkage \| not started \| 0 \| only -?[0-9]+ s of the budget left \|$"
   expect_faster_than 30
   at_most_eight "$WORK/out_budget"
   pass
 }
 check budget_cut_off
+
+# Stand-in GPU cases (what each does is in its name) and speed rows, for the cuts in the middle of tier 1.
+cat > "$WORK/standins.sh" <<'STANDINS'
+run_gpu_case() {
+  case $1 in
+    *quick_pass) echo "figure: $1 done"; sleep 1 ;;
+    *quick_fail) sleep 2; echo "FAIL [planted]: a case that fails"; return 1 ;;
+    *) sleep 300 ;;
+  esac
+}
+row_ok() { echo "figure: row ok"; }
+row_fail() { echo "a row that fails"; return 1; }
+row_after() { echo "figure: the row after"; }
+STANDINS
+tier1=(STAGE_LIBRARY="$WORK/standins.sh" STAGES="cases speed" JOBS=3
+       CASES="gpu.quick_pass gpu.quick_fail gpu.slow_a gpu.slow_b")
+
+# The budget ends in the middle of the cases: those that finished keep their rows, those running are cut
+# off, and the speed stage is not started.
+tier1_budget_cut() {
+  run_case tier1_budget_cut 60 "${check_env[@]}" "${tier1[@]}" BUDGET_S=20 \
+    bash "$checkout/tools/gpu-host/device_check.sh" "$bundle" "$WORK/out_tier1"
+  expect_status 1
+  expect_message "^\| gpu\.quick_pass \| passed \| [0-9]+ \| gpu\.quick_pass done \|$"
+  expect_message "^\| gpu\.quick_fail \| failed \(status 1\): FAIL \[planted\]: a case that fails \| [0-9]+ \|"
+  expect_message "^\| gpu\.slow_a \| cut off at the budget \| 1[0-9] \|"
+  expect_message "^\| gpu\.slow_b \| cut off at the budget \| 1[0-9] \|"
+  expect_message "^\| cases \| cut off at the budget \| 1[0-9] \|"
+  expect_message "^\| speed \| not started \| 0 \|"
+  expect_faster_than 30
+  at_most_eight "$WORK/out_tier1"
+  pass
+}
+check tier1_budget_cut
+
+# The whole call killed outright (the device tool's own limit) while cases run: summary.md, rewritten as
+# each case ended, already holds the finished ones and names those still running.
+tier1_killed() {
+  local summary=$WORK/out_killed/summary.md
+  launch tier1_killed "${check_env[@]}" "${tier1[@]}" BUDGET_S=200 \
+    bash "$checkout/tools/gpu-host/device_check.sh" "$bundle" "$WORK/out_killed"
+  wait_for_line "$summary" '^\| gpu\.quick_fail \| failed' 20 "$JOB"
+  kill_tree "$JOB"
+  OUT=$summary
+  expect_message "^\| gpu\.quick_pass \| passed \| [0-9]+ \| gpu\.quick_pass done \|$"
+  expect_message "^budget 200 s, used [0-9]+ s; running: .*case:gpu\.slow_a"
+  [ -s "$WORK/out_killed/logs.tar.xz" ] || ft_fail "no logs came back"
+  at_most_eight "$WORK/out_killed"
+  pass
+}
+check tier1_killed
+
+# A failing speed row is recorded and the rows after it still run; speed.md holds each row's output.
+speed_rows() {
+  run_case speed_rows 60 "${check_env[@]}" STAGE_LIBRARY="$WORK/standins.sh" STAGES=speed ROWS="ok fail after" \
+    bash "$checkout/tools/gpu-host/device_check.sh" "$bundle" "$WORK/out_rows"
+  expect_status 1
+  expect_message "^\| ok \| passed \| [0-9]+ \| row ok \|$"
+  expect_message "^\| fail \| failed \(status 1\): a row that fails \|"
+  expect_message "^\| after \| passed \| [0-9]+ \| the row after \|$"
+  grep -q '^figure: the row after$' "$WORK/out_rows/speed.md" || ft_fail "speed.md lacks the last row's output"
+  at_most_eight "$WORK/out_rows"
+  pass
+}
+check speed_rows
 finish "the GPU host's tools work wherever no device is needed"

@@ -1,8 +1,16 @@
 # Helpers of the GPU suite (ctest -L gpu), on top of the failure suite's. A case skips (exit 77) only where
 # no CUDA device is visible; on a host with one, missing data, build parts or tools fail it with the reason.
+#
+# The rehearsal switch FUSETRAIN_GPU_REHEARSAL=1 (tests/gpu/rehearsal.sh sets it, on a machine without a GPU)
+# runs every case up to its first use of a device: require_gpus passes once fusetrain says it has its CUDA
+# kernels, and the case's first run_case (every case's first device use goes through run_case, or through
+# gpu_gtest.sh's binary) ends the case with success after checking what that command would need: its
+# program on PATH, its --config file, the CIFAR-10 shards and a writable temp folder. Tools, paths, temp
+# folders and data are thereby all found as on a GPU host; nothing touches CUDA.
 # shellcheck shell=bash
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../failure/lib.sh"
+REHEARSAL=${FUSETRAIN_GPU_REHEARSAL:-}
 
 # cuda_device_visible: whether this host shows a CUDA device to this process, whatever fusetrain was built
 # with. CUDA_VISIBLE_DEVICES set empty or to -1 hides them all; otherwise `nvidia-smi -L` must list one or
@@ -34,6 +42,11 @@ cuda_device_visible() {
 # and sees one. A host with fewer than N devices skips: the case needs hardware it does not have.
 require_gpus() {
   local info count
+  if [ -n "$REHEARSAL" ]; then
+    info=$("$FT" info 2>&1) || ft_fail "fusetrain info failed: $info"
+    grep -q '^CUDA kernels: built' <<< "$info" || ft_fail "rehearsal: $FT was built without CUDA"
+    return 0
+  fi
   if ! cuda_device_visible; then
     echo "SKIP: no CUDA device visible ($CUDA_HOST)"
     exit 77
@@ -58,11 +71,18 @@ require_backend() {
     ft_fail "this fusetrain was built without the $1 backend (${backends:-no backends line}): build with -DFUSETRAIN_${1^^}=ON"
 }
 
+# on_path NAME: NAME is an executable file here, by its path or on PATH (bash's `command -v` alone also
+# answers with a file it found but cannot execute).
+on_path() {
+  local found
+  found=$(command -v "$1") && [ -x "$found" ] && [ -f "$found" ]
+}
+
 # require_tools NAME...: fails unless every NAME is a command here.
 require_tools() {
   local tool
   for tool in "$@"; do
-    command -v "$tool" > /dev/null || ft_fail "needs '$tool', which is not on PATH"
+    on_path "$tool" || ft_fail "needs '$tool', which is not on PATH"
   done
 }
 
@@ -104,18 +124,21 @@ cifar_shards() {
 }
 
 # gpu_config FILE [YAML lines...]: simple_cnn on the CIFAR-10 shards, one rank per GPU over NCCL, 3
-# epochs; a given line replaces the default of its section.
+# epochs; a given line replaces the default of its section, and a later given line an earlier one of its
+# section (helpers such as quick_config give defaults of their own).
 gpu_config() {
-  local file=$1 line given keep lines=()
+  local file=$1 line i sections=() lines=()
   shift
   for line in "data: {path: $CIFAR, batch_size: 128, augment: {flip: true, crop_padding: 4}}" \
               "optimizer: {name: sgd, lr: 0.05, momentum: 0.9}" "train: {epochs: 3, seed: 11, device: cuda}" \
-              "distributed: {backend: nccl, stall_timeout_s: 60}"; do
-    keep=yes
-    for given in "$@"; do [ "${given%%:*}" != "${line%%:*}" ] || keep=no; done
-    [ "$keep" = no ] || lines+=("$line")
+              "distributed: {backend: nccl, stall_timeout_s: 60}" "$@"; do
+    for i in "${!sections[@]}"; do
+      [ "${sections[i]}" != "${line%%:*}" ] || unset 'sections[i]' 'lines[i]'
+    done
+    sections+=("${line%%:*}")
+    lines+=("$line")
   done
-  write_config "$file" "$CIFAR" "${lines[@]}" "$@"
+  write_config "$file" "$CIFAR" "${lines[@]}"
 }
 
 # results_value FILE OBJECT: one value of a results file (a dataset's last value, or an attribute).
@@ -127,3 +150,42 @@ expect_accuracy() {
   acc=$(results_value "$1" /summary/final_test_acc)
   awk -v a="$acc" -v m="$2" 'BEGIN { exit !(a >= m) }' || ft_fail "final test accuracy $acc below $2"
 }
+
+# rehearse_train_config COMMAND...: where COMMAND runs `$FT train`, its config and overrides checked as fusetrain
+# checks them on a GPU host before any CUDA call (--dry-run, with the stand-in device list FUSETRAIN_TEST_GPUS):
+# a config the host would refuse (a duplicate key, a setting that needs what the case lacks) fails the
+# rehearsal with fusetrain's own message.
+rehearse_train_config() {
+  local word seen="" args=() refused
+  for word in "$@"; do
+    if [ -n "$seen" ]; then args+=("$word"); elif [ "$word" = "$FT" ]; then seen=yes; fi
+  done
+  [ "${args[0]:-}" = train ] || return 0
+  refused=$(FUSETRAIN_TEST_GPUS=GPU-rehearsal "$FT" "${args[@]}" --dry-run 2>&1 > /dev/null) ||
+    ft_fail "rehearsal: fusetrain ${args[*]} would be refused: $(grep -v '^\s*$' <<< "$refused" | tail -n 2)"
+}
+
+# rehearsal_ready NAME SECONDS COMMAND...: in a rehearsal, where a case would first use a device: checks that
+# COMMAND's program (after env's VAR=VALUE words) is on PATH, its --config file exists, the shards (where the
+# case has them) hold data and the case's temp folder is writable; then ends the case with success.
+rehearsal_ready() {
+  local case_name=$1 word program="" config="" previous=""
+  shift 2
+  for word in "$@"; do
+    if [ -z "$program" ] && [ "$word" != env ] && [[ "$word" != *=* ]]; then program=$word; fi
+    [ "$previous" != --config ] || config=$word
+    previous=$word
+  done
+  CASE=$case_name
+  on_path "$program" || ft_fail "rehearsal: '$program' is not on PATH"
+  [ -z "$config" ] || [ -f "$config" ] || ft_fail "rehearsal: the config $config was not written"
+  rehearse_train_config "$@"
+  [ -z "${CIFAR:-}" ] || compgen -G "$CIFAR/train-*.h5" > /dev/null || ft_fail "rehearsal: no shards in $CIFAR"
+  touch "$WORK/.writable" || ft_fail "rehearsal: the temp folder $WORK is not writable"
+  echo "PASS [rehearsal $CASE]: ready before the first CUDA call: $(command -v "$program")${config:+, $config}${CIFAR:+,}" \
+    "${CIFAR:+data $CIFAR,} temp $WORK"
+  exit 0
+}
+if [ -n "$REHEARSAL" ]; then
+  run_case() { rehearsal_ready "$@"; }
+fi

@@ -9,10 +9,13 @@
 
 #include "comm/half.h"
 #include "comm/mpi_backend.h"
+#include "element_store.h"
 #include "mpi_env.h"
 
 namespace ft {
 namespace {
+
+using test::store;
 
 // Rank r's element i. Magnitudes keep every sum over up to 4 ranks exact: 16-bit floats are quarter
 // steps below 16, float32 stays below 2^24, int64 needs more than 32 bits, uint8 sums stay below 256.
@@ -29,18 +32,6 @@ double element(DType dtype, int rank, std::size_t i) {
     case DType::kUInt8: return static_cast<double>((i + rank) % 50);
   }
   return 0;
-}
-
-void store(DType dtype, void* base, std::size_t i, double value) {
-  switch (dtype) {
-    case DType::kFloat16: static_cast<std::uint16_t*>(base)[i] = float_to_half(static_cast<float>(value)); break;
-    case DType::kBFloat16: static_cast<std::uint16_t*>(base)[i] = float_to_bf16(static_cast<float>(value)); break;
-    case DType::kFloat32: static_cast<float*>(base)[i] = static_cast<float>(value); break;
-    case DType::kFloat64: static_cast<double*>(base)[i] = value; break;
-    case DType::kInt32: static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(value); break;
-    case DType::kInt64: static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(value); break;
-    case DType::kUInt8: static_cast<std::uint8_t*>(base)[i] = static_cast<std::uint8_t>(value); break;
-  }
 }
 
 double load(DType dtype, const void* base, std::size_t i) {

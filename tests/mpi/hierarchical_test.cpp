@@ -11,28 +11,19 @@
 
 #include "comm/half.h"
 #include "comm/mpi_hierarchical.h"
+#include "element_store.h"
 #include "mpi_env.h"
 
 namespace ft {
 namespace {
+
+using test::store;
 
 constexpr int kRanksPerNode = 2;
 constexpr std::size_t kSmallChunkBytes = 400000;  // several chunks per stage for the larger counts
 
 // Small integers, exact in every dtype and in every sum over up to 4 ranks (uint8 stays below 256).
 double value(int rank, std::size_t i) { return static_cast<double>((i * 7 + static_cast<std::size_t>(rank)) % 23); }
-
-void store(DType dtype, void* base, std::size_t i, double v) {
-  visit_dtype(dtype, [&](auto element) {
-    using T = decltype(element);
-    if constexpr (std::is_same_v<T, Float16Bits>)
-      static_cast<std::uint16_t*>(base)[i] = float_to_half(static_cast<float>(v));
-    else if constexpr (std::is_same_v<T, BFloat16Bits>)
-      static_cast<std::uint16_t*>(base)[i] = float_to_bf16(static_cast<float>(v));
-    else
-      static_cast<T*>(base)[i] = static_cast<T>(v);
-  });
-}
 
 std::vector<unsigned char> filled(DType dtype, int rank, std::size_t count) {
   std::vector<unsigned char> buffer(count * dtype_size(dtype));

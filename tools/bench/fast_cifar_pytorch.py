@@ -190,10 +190,10 @@ class Trainer:
         args, device = self.args, self.device
         torch.manual_seed(seed)
         model = self.new_model()
-        forward = torch.compile(model) if self.args.compile else model
+        model.fit_whitening(self.data.normalise(self.data.images[:WHITEN_IMAGES]))
+        forward = torch.compile(model) if self.args.compile else model  # the model whole, whitening included
         optimizer, schedule = self.optimizer(model)
         scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
-        model.fit_whitening(self.data.normalise(self.data.images[:WHITEN_IMAGES]))
         lookahead = Lookahead(model) if args.lookahead_every else None
         count = len(self.data.labels)
         timer = Timer(device)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Packs on the CPU machine what a GPU host's check needs (tools/gpu-host/device_check.sh): a CUDA build's
-# programs, test binaries and ctest tree, the Debian packages the host lacks, and where they were built.
+# programs, test binaries and ctest tree, and the Debian packages the host lacks. It names no folder of this
+# machine: the ctest files' source and build paths become @FUSETRAIN_SOURCE@ and @FUSETRAIN_BUILD@, which the
+# unpack stage replaces with the host's (the binaries take their folders from ctest's environment).
 #
 # usage: tools/gpu-host/bundle.sh OUT_DIR
 #   BUILD=DIR      the CUDA build to pack [build]; configured (CUDA architectures 90) and built first when it
@@ -8,9 +10,12 @@
 #   DEBS=DIR|none  the .deb files to carry [fetched once with fetch-debs.sh into OUT_DIR/debs]; none: no debs
 #   LIMIT_MIB=N    the most OUT_DIR may hold [44: a device call carries 64 MiB, 20 stay free for the CIFAR-10
 #                  JPEG archive of the speed set]
+#   XZ_LEVEL=N     xz's preset for bundle.tar.xz [6: 3.8 MiB in 13 s on 2 cores, against 6.1 MiB in 2 s at 1; a
+#                  device call carries the checkout, the .deb files and the CIFAR-10 archive too, near 64 MiB]
 # OUT_DIR then holds bundle.tar.xz (stripped binaries and ctest files), bundle.info, debs/ and airbench/
 # (the airbench package's source, found through FUSETRAIN_PYTHON [python3]). The checkout itself (tests,
-# tools, configs) travels with every device call; the bundle holds only what is built.
+# tools, configs) travels with every device call; the bundle holds only what is built. A bundle in OUT_DIR
+# made from the same files of the same build by the same bundle.sh is kept, not made again.
 set -euo pipefail
 out=${1:?usage: bundle.sh OUT_DIR}
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,8 +44,20 @@ ensure_cuda_build() {
   cmake --build "$build" -j "$(nproc)"
 }
 
-# The build's files a check runs: every ELF executable under bin/ and tests/ (stripped; not the
-# ThreadSanitizer build, a CPU test), and the ctest tree (CTestTestfile.cmake and GoogleTest's lists).
+# The build's files a check runs, NUL-separated: every ELF executable under bin/ and tests/ (not the
+# ThreadSanitizer build nor the fuzzers' probe, targets and work folder: CPU tests that fuzz.build makes inside
+# the build, naming its folders), and the ctest tree (CTestTestfile.cmake and the files it includes:
+# GoogleTest's lists, the unit tests' environment).
+build_files() {
+  find "$build" -path '*/CMakeFiles' -prune -o -path "$build/tests/data" -prune \
+    -o -path "$build/tests/tsan/engine_threads_tsan" -prune -o -path "$build/tests/fuzz/probe" -prune \
+    -o -path "$build/tests/fuzz/targets" -prune -o -path "$build/tests/fuzz/work" -prune -o -type f \
+    \( -name CTestTestfile.cmake -o \( -path "$build/tests/*" -name '*.cmake' ! -name cmake_install.cmake \) \
+       -o \( -perm -u+x \( -path "$build/bin/*" -o -path "$build/tests/*" \) \) \) -print0
+}
+
+# The files copied into the stage: executables stripped, ctest files with this machine's build and source
+# folders replaced by placeholders (the build first: it may lie inside the source).
 stage_build() {
   local stage=$1 file rel
   while IFS= read -r -d '' file; do
@@ -49,26 +66,55 @@ stage_build() {
     if [ "$(head -c 4 "$file" | od -An -c | tr -d ' ')" = '177ELF' ]; then
       strip --strip-unneeded -o "$stage/$rel" "$file"
     else
-      cp "$file" "$stage/$rel"
+      sed -e "s|$(literal "$build")|@FUSETRAIN_BUILD@|g" -e "s|$(literal "$source_dir")|@FUSETRAIN_SOURCE@|g" "$file" \
+        > "$stage/$rel"
     fi
-  done < <(find "$build" -path '*/CMakeFiles' -prune -o -path "$build/tests/data" -prune \
-             -o -path "$build/tests/tsan/engine_threads_tsan" -prune -o -type f \
-             \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \
-                -o \( -perm -u+x \( -path "$build/bin/*" -o -path "$build/tests/*" \) \) \) -print0)
+  done < <(build_files)
 }
 
+# literal TEXT: TEXT as a sed pattern that matches it alone.
+# shellcheck disable=SC2001  # a set of characters, which ${var//x/y} cannot replace at once
+literal() { sed 's/[][\\.*^$|]/\\&/g' <<< "$1"; }
+
+# What the bundle is made of: each file's name, size and time, and this script, hashed.
+fingerprint() {
+  {
+    build_files | xargs -0 stat -c '%n %s %Y' | sort
+    sha256sum < "$source_dir/tools/gpu-host/bundle.sh"
+    echo "xz ${XZ_LEVEL:-6}"
+  } | sha256sum | cut -c1-16
+}
+
+# What device_check.sh reads: the build's name (the unpacked build's folder in the host's checkout), that
+# paths are placeholders, and what the bundle was made from. No folder of this machine.
 write_info() {
   local commit
   commit=$(git -C "$source_dir" rev-parse HEAD 2> /dev/null || echo unknown)
   git -C "$source_dir" diff --quiet HEAD 2> /dev/null || commit="$commit (with uncommitted changes)"
   cat > "$out/bundle.info" <<INFO
-source_dir=$source_dir
-build_dir=$build
 build_name=$(basename "$build")
+paths=placeholders
 commit=$commit
 made_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 cuda_architectures=$(cuda_architectures)
+fingerprint=$1
 INFO
+}
+
+# bundle.tar.xz and bundle.info, unless OUT_DIR's are of this very build (the same fingerprint).
+pack() {
+  local stage print
+  print=$(fingerprint)
+  if [ -f "$out/bundle.tar.xz" ] && grep -qx "fingerprint=$print" "$out/bundle.info" 2> /dev/null; then
+    echo "bundle.sh: $out/bundle.tar.xz is already this build's: kept"
+    return 0
+  fi
+  stage=$(mktemp -d)
+  stage_build "$stage"
+  tar -C "$stage" -cf - . | xz -T0 "-${XZ_LEVEL:-6}" > "$out/bundle.tar.xz.partial"
+  rm -rf "$stage"
+  mv "$out/bundle.tar.xz.partial" "$out/bundle.tar.xz"
+  write_info "$print"
 }
 
 carry_debs() {
@@ -92,12 +138,8 @@ carry_airbench() {
 
 ensure_cuda_build
 mkdir -p "$out"
-stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
-stage_build "$stage"
-tar -C "$stage" -cf - . | xz -T0 -6 > "$out/bundle.tar.xz.partial"
-mv "$out/bundle.tar.xz.partial" "$out/bundle.tar.xz"
-write_info
+out=$(cd "$out" && pwd)
+pack
 carry_debs
 carry_airbench
 bytes=$(du -sb "$out" | cut -f1)

@@ -1,29 +1,46 @@
 #!/usr/bin/env bash
-# The first thing run on a GPU host: probes the device, unpacks what tools/gpu-host/bundle.sh packed, runs
-# the linkage check, the GPU suite and the GPU speed set under one hard time budget, and leaves at most 8
-# files in OUT_DIR (summary.md, logs.tar.xz, junit.xml, speed.md), the summary printed last.
+# The check run on a GPU host, in tiers that fit its short windows. Tier 1, the first call (about 4 minutes
+# after the machine's start): probe, unpack what tools/gpu-host/bundle.sh packed, the core GPU cases 8 at a
+# time, ResNet-18 `bench step` eager and graphed, and the fast CIFAR-10 recipe for one seed eager, graphed and
+# as airbench94. Tier 2, a re-check call or the next window: the other GPU cases, more seeds, the PyTorch
+# baselines (eager and compiled), the kernels and the profiles. Every case and speed row has its own
+# timeout, a failure is recorded and the next one runs, and summary.md (with logs.tar.xz) is rewritten as
+# each finishes: a call cut off anywhere still brings back all it did. OUT_DIR gets at most 8 files:
+# summary.md, logs.tar.xz and speed.md (the speed rows' output).
 #
-# usage: tools/gpu-host/device_check.sh BUNDLE_DIR OUT_DIR                    (from the checkout's root)
+# usage: tools/gpu-host/device_check.sh [--tier 1|2] BUNDLE_DIR OUT_DIR               (from the checkout's root)
 #        tools/gpu-host/device_check.sh --recheck REGEX [--rebuild TARGETS] BUNDLE_DIR OUT_DIR
-#   --recheck REGEX    unpack, then only the ctest cases matching REGEX (the speed set is not run)
+#   --tier N           the tier to run [1]
+#   --recheck REGEX    unpack, then only the GPU cases (ctest names) matching REGEX
 #   --rebuild TARGETS  before that, build these targets ("fusetrain unit_tests") on the host from the
 #                      checkout (the bundle's .deb files must include the -dev packages, as fetch-debs.sh's do)
 # Environment:
-#   BUDGET_S=360   wall seconds for the whole call: with the machine's start, a re-check still fits the window
-#   STAGES=...     the stages in order [probe unpack linkage suite speed]; STAGE_LIBRARY=FILE is sourced
-#                  first and may define more (stage_NAME functions)
-#   JOBS=4         GPU cases run at once;   SEEDS=2   seeds of each side of the fast CIFAR-10 comparison
-#   FUSETRAIN_CIFAR10_JPG=FILE  the CIFAR-10 JPEG archive the speed set trains on [BUNDLE_DIR/cifar10-jpg.tar.xz]
-# Exit status: 0 every stage passed, 1 a stage failed or was cut off, 3 no CUDA device (nothing checked).
-set -euo pipefail
+#   BUDGET_S       wall seconds for the whole call [tier 1: 240, tier 2: 420, re-check: 240]
+#   STAGES         the stages in order [probe unpack cases speed]; `linkage` (ctest -L linkage) is there for a
+#                  call that names it. STAGE_LIBRARY=FILE is sourced first and may define stage_NAME and
+#                  row_NAME functions or replace run_gpu_case (tests use stand-ins)
+#   CASES          the GPU cases (ctest names) of the cases stage [the tier's]; JOBS=8 run at once
+#   ROWS           the speed rows of the speed stage [the tier's]
+#   SEEDS=3        tier 2: the fast recipe's seeds 1 .. SEEDS-1 (tier 1 runs seed 0)
+#   FUSETRAIN_CIFAR10_JPG=FILE  the CIFAR-10 JPEG archive of the fast recipe [BUNDLE_DIR/cifar10-jpg.tar.xz]
+#   DEVICE_CHECK_DEPS=DIR       where the bundle's .deb files are unpacked [/tmp/fusetrain-deps]
+# Exit status: 0 all passed (or skipped), 1 a stage, case or row failed or was cut off, 3 no CUDA device.
+# shellcheck disable=SC2317  # stage_NAME, row_NAME and prep_NAME are called by name
+set -uo pipefail  # no errexit: each case, row and stage is checked and recorded, and the next one runs
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=tools/gpu-host/host_env.sh
 source "$here/host_env.sh"
-
 deps=${DEVICE_CHECK_DEPS:-/tmp/fusetrain-deps}
+fast=/tmp/fusetrain-fast-cifar  # the fast recipe's shards and runs
 
-# ---- stages: each runs in its own process under the time left, its output in $LOGS/NAME.log; a line
+TIER1_CASES="gpu.cuda_graphs gpu.cuda_graphs_schedule gpu.no_host_sync gpu.stop_resume gpu.cuda_kernels gpu.train_fp32
+gpu.train_bf16 gpu.train_fp16"
+TIER1_ROWS="step_eager step_graphs fast_eager_s0 fast_graphs_s0 airbench94_s0"
+TIER2_ROWS="resnet_pytorch_eager fast_seeds airbench94_seeds fast_pytorch profile_eager profile_graphs
+resnet_pytorch_compiled fast_pytorch_compiled"
+
+# ---- stages: each runs in its own process under the time left, output in $LOGS/NAME.log; a line
 # "figure: TEXT" in it goes into the summary ----
 
 stage_probe() {
@@ -37,183 +54,375 @@ stage_probe() {
               ".".join(map(str, torch.cuda.nccl.version())), "devices", torch.cuda.device_count())'
 }
 
-# The bundle's libraries and binaries in place: ctest's files name the CPU machine's folders, rewritten to
-# these; a program that does not start here is rebuilt on the host when the time allows.
+# The bundle's libraries and build in place. The bundle names no folder of the machine that made it: its
+# ctest files say @FUSETRAIN_SOURCE@ and @FUSETRAIN_BUILD@, which become this checkout and the build here.
 stage_unpack() {
-  local info build_name old_source new_build
-  info=$BUNDLE/bundle.info
+  local info=$BUNDLE/bundle.info build
   [ -f "$info" ] || { echo "figure: no $info: make the bundle with tools/gpu-host/bundle.sh"; return 1; }
-  build_name=$(sed -n 's/^build_name=//p' "$info")
-  old_source=$(sed -n 's/^source_dir=//p' "$info")
-  new_build=$root/$build_name
+  grep -qx 'paths=placeholders' "$info" ||
+    { echo "figure: $info is from an older bundle.sh (it names the CPU machine's folders): remake the bundle"; return 1; }
+  build=$(build_dir)
   echo "figure: bundle of $(sed -n 's/^commit=//p' "$info") made $(sed -n 's/^made_at=//p' "$info")"
-  if ls "$BUNDLE"/debs/*.deb > /dev/null 2>&1; then unpack_debs "$BUNDLE/debs" "$deps"; fi
-  mkdir -p "$deps"
-  write_env "$deps"
-  mkdir -p "$new_build"
-  tar -xJf "$BUNDLE/bundle.tar.xz" -C "$new_build"
-  find "$new_build" \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \) -print0 |
-    xargs -0 -r sed -i "s|$old_source|$root|g"
+  if ls "$BUNDLE"/debs/*.deb > /dev/null 2>&1; then unpack_debs "$BUNDLE/debs" "$deps" || return 1; fi
+  mkdir -p "$deps" "$build" && write_env "$deps" || return 1
+  tar -xJf "$BUNDLE/bundle.tar.xz" -C "$build" || return 1
+  find "$build" -name '*.cmake' -print0 |
+    xargs -0 -r sed -i -e "s|@FUSETRAIN_BUILD@|$build|g" -e "s|@FUSETRAIN_SOURCE@|$root|g" || return 1
   # shellcheck source=/dev/null
   . "$deps/env.sh"
-  if "$new_build/bin/fusetrain" info; then return 0; fi
+  if "$build/bin/fusetrain" info; then return 0; fi
   echo "figure: the bundled fusetrain does not start here: building on the host"
-  TESTS=none PREFIX=$deps bash "$here/build.sh" "$BUNDLE/debs" "$new_build"
+  TESTS=none PREFIX=$deps bash "$here/build.sh" "$BUNDLE/debs" "$build"
 }
 
-stage_linkage() {
-  in_build ctest -L linkage --output-on-failure
-}
+stage_linkage() { in_build ctest -L linkage --output-on-failure; }
 
-# The GPU cases (the label gpu alone, not gpu_suite), several at once; the JUnit file goes to OUT.
-stage_suite() {
-  local regex=${RECHECK:-}
-  if [ -n "$regex" ]; then
-    in_build ctest -R "$regex" -j "${JOBS:-4}" --output-on-failure --output-junit "$OUT/junit.xml"
-  else
-    in_build ctest -L '^gpu$' -j "${JOBS:-4}" --output-on-failure --output-junit "$OUT/junit.xml"
+stage_rebuild() { TESTS=none TARGETS=$REBUILD PREFIX=$deps bash "$here/build.sh" "$BUNDLE/debs" "$(build_dir)"; }
+
+# The GPU cases, JOBS at once, each under its own timeout (its ctest TIMEOUT, and the budget); each one's
+# result is recorded as it ends. Tier 1 prepares the fast recipe's shards meanwhile (CPU work).
+stage_cases() {
+  local name
+  trap cut_off TERM
+  if [ "$TIER" = 1 ] && [[ " $STAGE_LIST " == *" speed "* ]] && [ -z "$RECHECK" ]; then
+    run_unit prep fast_data 120 &
   fi
+  for name in $(tier_cases); do
+    while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-8}" ]; do wait -n; done
+    run_unit case "$name" "$BUDGET" &
+  done
+  wait
+  unit_results case
 }
 
-stage_rebuild() {
-  TESTS=none TARGETS=$REBUILD PREFIX=$deps bash "$here/build.sh" "$BUNDLE/debs" "$(build_dir)"
+# unit_results TABLE: a stage's status from its units' rows: 124 when one was cut off at the budget, 1 when
+# one failed or timed out, else 0.
+unit_results() {
+  if grep -q '| cut off at the budget |' "$LOGS/$1.rows" 2> /dev/null; then return 124; fi
+  if grep -qE '^\| [^|]* \| (failed|timed out)' "$LOGS/$1.rows" 2> /dev/null; then return 1; fi
+  return 0
 }
 
-# The speed set, on one card in this one call: fast CIFAR-10 against its PyTorch port, ResNet-18 bf16
-# channels_last batch 512 against eager PyTorch, and the gray and fused conv kernels. Figures to speed.md.
+# The speed rows one after another (they time the GPU, which must be theirs alone).
 stage_speed() {
-  local bin speed=$OUT/speed.md archive=${FUSETRAIN_CIFAR10_JPG:-$BUNDLE/cifar10-jpg.tar.xz}
-  bin=$(build_dir)/bin
-  {
-    echo "# GPU speed set: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $(date -u +%Y-%m-%d)"
-    echo
-    "$bin/fusetrain" bench step --model resnet18 --device cuda --ranks 1 --batch 512 --precision bf16 --channels-last \
-      --steps 30 --warmup 10
-    "$bin/fusetrain" bench step --model resnet18 --device cuda --ranks 1 --batch 512 --precision bf16 --channels-last \
-      --steps 30 --warmup 10 --cuda-graphs
-    resnet_pytorch --no-compile
-    "$bin/fusetrain" bench kernels
-  } > "$speed" 2>&1
-  if [ -f "$archive" ]; then
-    rm -rf /tmp/fusetrain-cifar && mkdir -p /tmp/fusetrain-cifar && tar -xJf "$archive" -C /tmp/fusetrain-cifar
-    "$bin/fusetrain-prep" --format folder --input "$(find /tmp/fusetrain-cifar -maxdepth 2 -type d -name 'train' -printf '%h\n' | head -n 1)" \
-      --output /tmp/fusetrain-cifar/data --name cifar10 > /dev/null
-    [ -d "$BUNDLE/airbench/airbench" ] && export AIRBENCH=$BUNDLE/airbench  # the public reference, same seeds
-    FUSETRAIN_BIN=$bin PYTHON=${FUSETRAIN_PYTHON:-python3} OUT=/tmp/fusetrain-cifar/runs GRAPHS=1 bash "$root/tools/bench/fast_cifar.sh" \
-      /tmp/fusetrain-cifar/data "${SEEDS:-2}" >> "$speed" 2>&1
-    { profile_fast eager false; profile_fast graphs true; } >> "$speed" 2>&1
-  else
-    echo "fast CIFAR-10: not run, no $archive" >> "$speed"
-  fi
-  resnet_pytorch --compile >> "$speed" 2>&1  # last: compiling takes a minute
-  cat "$speed"
-  grep -E '^threads per rank|^\| 1 \||images_per_s=|time ratio|^trace_summary' "$speed" | sed 's/^/figure: /'
+  local row
+  for row in ${ROWS:-$(tier_rows)}; do run_unit row "$row" "$(row_limit "$row")"; done
+  unit_results row
 }
 
-# profile_fast LABEL GRAPHS: 10 steps of the fast recipe (epoch 1, after 20) under the operator profiler,
-# eager or with CUDA graphs: wall time per step against the GPU's busy time (tools/bench/trace_summary.py).
-profile_fast() {
-  local dir=/tmp/fusetrain-cifar/profile
-  mkdir -p "$dir"
-  if "$(build_dir)/bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" --set data.path=/tmp/fusetrain-cifar/data \
-       --set "output.dir=$dir" --set "output.name=fast-$1" --set train.epochs=1 --set "train.cuda_graphs=$2" \
-       --set profile.wait=20 --set profile.warmup=3 --set profile.active=10 --set "profile.trace=$dir/$1.json" \
-       > "$dir/$1.log" 2>&1; then
-    "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/trace_summary.py" "$dir/$1.json" --steps 10 --label "fast_$1"
+# ---- GPU cases ----
+
+# The cases of this call: CASES, the re-check's, tier 1's, or (tier 2) every other `gpu` case of the build.
+tier_cases() {
+  if [ -n "${CASES:-}" ]; then
+    echo "$CASES"
+  elif [ -n "$RECHECK" ]; then
+    all_gpu_cases | grep -E -- "$RECHECK"
+  elif [ "$TIER" = 1 ]; then
+    echo "$TIER1_CASES"
   else
-    echo "profile of the fast recipe ($1) failed:"
-    tail -n 5 "$dir/$1.log"
+    all_gpu_cases | grep -vxF -f <(tr ' ' '\n' <<< "$TIER1_CASES")
   fi
+}
+all_gpu_cases() { in_build ctest -N -L '^gpu$' | sed -n 's/^ *Test *#[0-9]*: //p'; }
+
+# run_gpu_case NAME: one case through ctest in the unpacked build, verbose (its figures are in its output);
+# its own limit is its ctest TIMEOUT.
+run_gpu_case() { in_build ctest -R "^${1//./\\.}\$" --no-tests=error --output-on-failure -V; }
+
+# The stage's timeout came: every case (or preparation) still running is stopped and recorded as cut off.
+cut_off() {
+  local file pid unit
+  for file in "$LOGS"/running/case:* "$LOGS"/running/prep:*; do
+    [ -e "$file" ] || continue
+    pid=$(cat "$file") unit=${file##*/}
+    [ -z "$pid" ] || kill -TERM -- "-$pid" 2> /dev/null
+    rm -f "$file"
+    record_row "${unit%%:*}" "${unit#*:}" "cut off at the budget" "$(($(date +%s) - $(stat -c %Y "$LOGS/${unit%%:*}/${unit#*:}.log")))" ""
+  done
+  exit 124
+}
+
+# ---- speed rows: each prints "figure: TEXT" lines for the summary; output appended to speed.md ----
+
+row_limit() {
+  case $1 in
+    step_*) echo 90 ;;
+    fast_*_s0|airbench94_s0) echo 120 ;;
+    resnet_pytorch_compiled) echo 240 ;;
+    *) echo 180 ;;
+  esac
+}
+
+bench_step() {
+  "$(build_dir)/bin/fusetrain" bench step --model resnet18 --device cuda --ranks 1 --batch 512 --precision bf16 \
+    --channels-last --steps 30 --warmup 10 "$@" | figures 'images_per_s='
+}
+row_step_eager() { bench_step; }
+row_step_graphs() { bench_step --cuda-graphs; }
+
+# fast_run LABEL SEED [--set k=v...]: the fast recipe once; its accuracy and training seconds as a figure.
+fast_run() {
+  local label=$1 seed=$2 name
+  shift 2
+  ensure_fast_data || return 1
+  name=$label-s$seed
+  rm -f "$fast/runs/$name.h5"
+  "$(build_dir)/bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" --set "data.path=$fast/data" \
+    --set "output.dir=$fast/runs" --set "output.name=$name" --set "train.seed=$seed" "$@" || return 1
+  "$(build_dir)/bin/fusetrain" report --csv "$fast/runs/$name.h5" |
+    awk -F, -v n="$name" 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+                          { print "figure: " n " acc " $c["final_acc_%"] "%, train " $c["train_s"] " s" }'
+}
+row_fast_eager_s0() { fast_run fast 0; }
+row_fast_graphs_s0() { fast_run fast-graphs 0 --set train.cuda_graphs=true; }
+row_fast_seeds() {
+  local s status=0
+  for ((s = 1; s < ${SEEDS:-3}; ++s)); do
+    fast_run fast "$s" || status=1
+    fast_run fast-graphs "$s" --set train.cuda_graphs=true || status=1
+  done
+  return "$status"
+}
+
+# airbench94 SEED COUNT: the public airbench94 (carried in the bundle) on the same shards.
+airbench94() {
+  local args=()
+  ensure_fast_data || return 1
+  [ ! -d "$BUNDLE/airbench/airbench" ] || args=(--airbench "$BUNDLE/airbench")
+  "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/airbench94.py" --data "$fast/data" --seed "$1" --seeds "$2" \
+    --work "$fast/airbench94" "${args[@]}" | figures '^airbench94'
+}
+row_airbench94_s0() { airbench94 0 1; }
+row_airbench94_seeds() { airbench94 1 $((${SEEDS:-3} - 1)); }
+# The PyTorch port eager (its seeds) and compiled (seed 0): on an H200 (2026-11-27) the compiled port learned
+# nothing (10%) while the eager one reached airbench94's accuracy, so the compiled row is its own.
+row_fast_pytorch() {
+  ensure_fast_data || return 1
+  "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/fast_cifar_pytorch.py" --data "$fast/data" --seed 0 \
+    --seeds "${SEEDS:-3}" --no-compile | figures '^fast_cifar seed='
+}
+row_fast_pytorch_compiled() {
+  ensure_fast_data || return 1
+  "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/fast_cifar_pytorch.py" --data "$fast/data" --seed 0 \
+    --seeds 1 --compile | figures '^fast_cifar seed='
 }
 
 # ResNet-18 bf16 channels_last batch 512 in eager (--no-compile) or compiled (--compile) PyTorch.
 resnet_pytorch() {
   "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/pytorch_baseline.py" --style tuned --synthetic --fixed-batch \
-    --model resnet18 --device cuda --batch-size 512 --precision bf16 --channels-last --steps 30 --warmup 10 "$1"
+    --model resnet18 --device cuda --batch-size 512 --precision bf16 --channels-last --steps 30 --warmup 10 "$1" |
+    figures 'images_per_s='
 }
+row_resnet_pytorch_eager() { resnet_pytorch --no-compile; }
+row_resnet_pytorch_compiled() { resnet_pytorch --compile; }
 
-# ---- the budget and the summary ----
+# profile_fast LABEL GRAPHS: 10 steps of the fast recipe's epoch 1 (after 20) under the operator profiler:
+# wall time per step against the GPU's busy time. The profiler attaches as the run starts on a device, so
+# before the graphed run's capture (OpProfiler), and records steps 24-33.
+profile_fast() {
+  local dir=$fast/profile
+  ensure_fast_data || return 1
+  mkdir -p "$dir"
+  "$(build_dir)/bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" --set "data.path=$fast/data" \
+    --set "output.dir=$dir" --set "output.name=fast-$1" --set train.epochs=1 --set "train.cuda_graphs=$2" \
+    --set profile.wait=20 --set profile.warmup=3 --set profile.active=10 --set "profile.trace=$dir/$1.json" || return 1
+  "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/trace_summary.py" "$dir/$1.json" --steps 10 --label "fast_$1" |
+    figures '^trace_summary'
+}
+row_profile_eager() { profile_fast eager false; }
+row_profile_graphs() { profile_fast graphs true; }
+
+# The fast recipe's shards from the CIFAR-10 JPEG archive, made once per call (several rows share them).
+ensure_fast_data() {
+  local archive=${FUSETRAIN_CIFAR10_JPG:-$BUNDLE/cifar10-jpg.tar.xz}
+  mkdir -p "$fast"
+  (
+    flock 9
+    [ ! -f "$fast/data/.done" ] || exit 0
+    [ -f "$archive" ] || { echo "no CIFAR-10 archive $archive (FUSETRAIN_CIFAR10_JPG)"; exit 1; }
+    rm -rf "$fast/jpg" "$fast/data" && mkdir -p "$fast/jpg" && tar -xJf "$archive" -C "$fast/jpg" &&
+      "$(build_dir)/bin/fusetrain-prep" --format folder --name cifar10 --output "$fast/data" \
+        --input "$(find "$fast/jpg" -maxdepth 2 -type d -name train -printf '%h\n' | head -n 1)" > /dev/null &&
+      touch "$fast/data/.done"
+  ) 9> "$fast/.lock"
+}
+prep_fast_data() { ensure_fast_data; }
+
+# figures REGEX: passes its input through, adding a "figure:" line for each line matching REGEX.
+figures() { while IFS= read -r line; do echo "$line"; ! grep -Eq -- "$1" <<< "$line" || echo "figure: $line"; done; }
+
+# ---- running one case, row or stage, and recording it ----
 
 build_dir() { echo "$root/$(sed -n 's/^build_name=//p' "$BUNDLE/bundle.info")"; }
 in_build() { (cd "$(build_dir)" && "$@"); }
-now() { date +%s; }
+time_left() { echo $((START + BUDGET - $(date +%s))); }
+
+# run_unit KIND NAME LIMIT: runs a case, row or prep (KIND) in its own process group under LIMIT seconds
+# (a case: at most the budget's), its output in $LOGS/KIND/NAME.log, and records its row when it ends.
+run_unit() {
+  local kind=$1 name=$2 limit=$3 start pid status
+  [ "$limit" -lt $(($(time_left) - 5)) ] || limit="$(($(time_left) - 5)) budget"
+  if [ "${limit% budget}" -lt 10 ]; then
+    record_row "$kind" "$name" "not started" 0 "only $((${limit% budget} + 5)) s of the budget left"
+    return 0
+  fi
+  mkdir -p "$LOGS/$kind" "$LOGS/running"
+  start=$(date +%s)
+  timeout --kill-after=5 "${limit% budget}" env UNIT_RUN="$kind:$name" bash "$0" "${ARGS[@]}" > "$LOGS/$kind/$name.log" 2>&1 &
+  pid=$!
+  echo "$pid" > "$LOGS/running/$kind:$name"
+  write_summary
+  wait "$pid"
+  status=$?
+  [ -e "$LOGS/running/$kind:$name" ] || return 0  # already recorded as cut off
+  rm -f "$LOGS/running/$kind:$name"
+  record_row "$kind" "$name" "$(verdict "$status" "$LOGS/$kind/$name.log" "$limit")" "$(($(date +%s) - start))" \
+    "$(figures_of "$LOGS/$kind/$name.log")"
+  [ "$kind" != row ] || { echo "## $name"; echo; cat "$LOGS/$kind/$name.log"; echo; } >> "$OUT/speed.md"
+}
+
+# verdict STATUS LOG LIMIT: a unit's result in words, with the first SKIP, FAIL or error line of its log (ctest
+# prefixes a case's lines with its number). A LIMIT "N budget" was the budget's, not the unit's own.
+verdict() {
+  case $1 in
+    0) if grep -q '\*\*\*Skipped' "$2"; then echo "skipped: $(grep -m1 -oE 'SKIP: .*' "$2" || echo '?')"; else echo passed; fi ;;
+    124|137) if [ "${3#* }" = budget ]; then echo "cut off at the budget"; else echo "timed out after $3 s"; fi ;;
+    *) echo "failed (status $1): $(grep -m1 -oE 'FAIL( \[[^]]*\])?: .*|error: .*' "$2" || tail -n 1 "$2")" ;;
+  esac
+}
+figures_of() { sed -n 's/^figure: //p' "$1" | paste -sd ';' -; }
+
+# record_row TABLE NAME RESULT SECONDS FIGURES: one row of a table of the summary, which is then rewritten.
+record_row() {
+  local line
+  line=$(printf '| %s | %s | %s | %s |' "$2" "$(cell "$3")" "$4" "$(cell "$5")")
+  (
+    flock 8
+    echo "$line" >> "$LOGS/$1.rows"
+  ) 8> "$LOGS/rows.lock"
+  write_summary
+}
+cell() { tr '\n|' ' /' <<< "$1" | sed 's/ *$//'; }
+
+# The summary and the packed logs, each replaced whole (never half-written), under one lock.
+write_summary() {
+  (
+    flock 9
+    summary_text > "$OUT/.summary.partial" && mv "$OUT/.summary.partial" "$OUT/summary.md"
+    tar -C "$LOGS" --exclude='*.lock' --exclude=running -cJf "$OUT/.logs.partial" . 2> /dev/null
+    [ ! -s "$OUT/.logs.partial" ] || mv "$OUT/.logs.partial" "$OUT/logs.tar.xz"
+  ) 9> "$LOGS/summary.lock"
+}
+
+summary_text() {
+  local running
+  running=$(find "$LOGS/running" -type f -printf '%f ' 2> /dev/null)
+  echo "# GPU check: $MODE, $(date -u '+%Y-%m-%d %H:%M UTC'), host $(hostname)"
+  echo
+  echo "budget $BUDGET s, used $(($(date +%s) - START)) s${running:+; running: $running}"
+  table stage stage
+  table "GPU case" case
+  table "speed row" row
+  table "prepared" prep
+}
+table() {
+  [ -s "$LOGS/$2.rows" ] || return 0
+  printf '\n| %s | result | seconds | figures |\n|---|---|---|---|\n' "$1"
+  cat "$LOGS/$2.rows"
+}
 
 # run_stage NAME: runs stage NAME in its own process with the seconds left, or records why it did not.
 run_stage() {
-  local name=$1 left start status=0 figures
-  left=$((START + BUDGET - $(now) - 5))
-  if [ "$left" -lt 10 ]; then
-    ROWS+=("| $name | skipped | 0 | only ${left} s of the budget left |")
-    FAILED=1
+  local name=$1 limit start status=0
+  limit=$(($(time_left) - 5))
+  if [ "$limit" -lt 10 ]; then
+    record_row stage "$name" "not started" 0 "only $((limit + 5)) s of the budget left"
     return 0
   fi
-  start=$(now)
-  timeout --kill-after=5 "$left" env STAGE_RUN="$name" bash "$0" "${ARGS[@]}" > "$LOGS/$name.log" 2>&1 || status=$?
-  figures=$(sed -n 's/^figure: //p' "$LOGS/$name.log" | paste -sd ';' - | sed 's/|/\//g')
+  start=$(date +%s)
+  mkdir -p "$LOGS/running" && touch "$LOGS/running/stage:$name"
+  write_summary
+  timeout --kill-after=5 "$limit" env STAGE_RUN="$name" bash "$0" "${ARGS[@]}" > "$LOGS/$name.log" 2>&1 || status=$?
+  rm -f "$LOGS/running/stage:$name"
   case $status in
-    0) ROWS+=("| $name | passed | $(($(now) - start)) | $figures |") ;;
-    3) ROWS+=("| $name | no device | $(($(now) - start)) | $figures |"); NO_DEVICE=1 ;;
-    124|137) ROWS+=("| $name | cut off at the budget | $(($(now) - start)) | $figures |"); FAILED=1 ;;
-    *) ROWS+=("| $name | failed (status $status) | $(($(now) - start)) | $figures $(tail -n 3 "$LOGS/$name.log" | tr '\n|' ' /') |"); FAILED=1 ;;
+    0) record_row stage "$name" passed "$(($(date +%s) - start))" "$(figures_of "$LOGS/$name.log")" ;;
+    3) record_row stage "$name" "no device" "$(($(date +%s) - start))" "$(figures_of "$LOGS/$name.log")" ;;
+    124|137) record_row stage "$name" "cut off at the budget" "$(($(date +%s) - start))" "$(figures_of "$LOGS/$name.log")" ;;
+    *) record_row stage "$name" "failed (status $status)" "$(($(date +%s) - start))" \
+         "$(figures_of "$LOGS/$name.log") $(tail -n 3 "$LOGS/$name.log")" ;;
+  esac
+  return "$status"
+}
+
+# The call's exit status from its rows: 3 no device, 1 anything but passed or skipped, else 0.
+exit_status() {
+  if grep -q '| no device |' "$LOGS/stage.rows" 2> /dev/null; then return 3; fi
+  if cat "$LOGS"/*.rows 2> /dev/null | grep -vqE '^\| [^|]* \| (passed|skipped[^|]*) \|'; then return 1; fi
+  return 0
+}
+
+# A child process: one stage, case, row or preparation, with the environment the unpack stage made.
+run_child() {
+  if [ "${STAGE_RUN:-}" != probe ] && [ "${STAGE_RUN:-}" != unpack ] && [ -f "$deps/env.sh" ]; then
+    # shellcheck source=/dev/null
+    . "$deps/env.sh"
+  fi
+  case ${UNIT_RUN:-} in
+    case:*) run_gpu_case "${UNIT_RUN#case:}" ;;
+    row:*) "row_${UNIT_RUN#row:}" ;;
+    prep:*) "prep_${UNIT_RUN#prep:}" ;;
+    *) "stage_$STAGE_RUN" ;;
   esac
 }
 
-write_summary() {
-  {
-    echo "# GPU check, $(date -u '+%Y-%m-%d %H:%M UTC'), host $(hostname)"
-    echo
-    echo "budget ${BUDGET} s, used $(($(now) - START)) s; mode ${RECHECK:+recheck of $RECHECK}${RECHECK:-full}"
-    echo
-    echo "| stage | result | seconds | figures |"
-    echo "|---|---|---|---|"
-    printf '%s\n' "${ROWS[@]}"
-    if [ -f "$OUT/junit.xml" ]; then
-      echo
-      echo "failed cases: $(grep -o '<testcase name="[^"]*"[^>]*status="fail"' "$OUT/junit.xml" | sed 's/<testcase name="\([^"]*\)".*/\1/' | paste -sd ' ' - || true)"
-    fi
-  } > "$OUT/summary.md"
-  tar -C "$LOGS" -cJf "$OUT/logs.tar.xz" .
-  cat "$OUT/summary.md"
-}
-
-main() {
-  ARGS=("$@")
-  RECHECK="" REBUILD=""
+parse_args() {
+  TIER=1 RECHECK="" REBUILD=""
   while [ $# -gt 2 ]; do
     case $1 in
+      --tier) TIER=$2; shift 2 ;;
       --recheck) RECHECK=$2; shift 2 ;;
       --rebuild) REBUILD=$2; shift 2 ;;
       *) echo "device_check.sh: unknown option $1 (see the header)" >&2; exit 2 ;;
     esac
   done
-  [ $# -eq 2 ] || { echo "usage: device_check.sh [--recheck REGEX [--rebuild TARGETS]] BUNDLE_DIR OUT_DIR" >&2; exit 2; }
-  BUNDLE=$(cd "$1" && pwd)
-  OUT=$(mkdir -p "$2" && cd "$2" && pwd)
-  export BUNDLE OUT RECHECK REBUILD
+  [ $# -eq 2 ] || { echo "usage: device_check.sh [--tier 1|2] [--recheck REGEX [--rebuild TARGETS]] BUNDLE_DIR OUT_DIR" >&2; exit 2; }
+  case $TIER in 1|2) ;; *) echo "device_check.sh: --tier is 1 or 2, not '$TIER'" >&2; exit 2 ;; esac
+  BUNDLE=$(cd "$1" && pwd) || exit 2
+  OUT=$(mkdir -p "$2" && cd "$2" && pwd) || exit 2
+}
+
+tier_rows() { if [ "$TIER" = 1 ]; then echo "$TIER1_ROWS"; else echo "$TIER2_ROWS"; fi; }
+
+main() {
+  ARGS=("$@")
+  parse_args "$@"
   if [ -n "${STAGE_LIBRARY:-}" ]; then
     # shellcheck source=/dev/null
     source "$STAGE_LIBRARY"
   fi
-  if [ -n "${STAGE_RUN:-}" ]; then
-    if [ "$STAGE_RUN" != probe ] && [ "$STAGE_RUN" != unpack ] && [ -f "$deps/env.sh" ]; then
-      # shellcheck source=/dev/null
-      . "$deps/env.sh"
-    fi
-    "stage_$STAGE_RUN"
-    return
+  if [ -n "${STAGE_RUN:-}${UNIT_RUN:-}" ]; then
+    run_child
+    exit
   fi
-  START=$(now) BUDGET=${BUDGET_S:-360} FAILED=0 NO_DEVICE=0 ROWS=()
-  LOGS=$(mktemp -d)
-  local stages=${STAGES:-probe unpack linkage suite speed} name
-  [ -z "$RECHECK" ] || stages="unpack ${REBUILD:+rebuild }suite"
-  for name in $stages; do
-    run_stage "$name"
-    [ "$NO_DEVICE" = 0 ] || break
+  MODE="tier $TIER" STAGE_LIST=${STAGES:-probe unpack cases speed}
+  [ -z "$RECHECK" ] || MODE="re-check of $RECHECK" STAGE_LIST="unpack ${REBUILD:+rebuild }cases"
+  local budget=240 name status
+  [ "$TIER" = 1 ] || [ -n "$RECHECK" ] || budget=420
+  START=$(date +%s) BUDGET=${BUDGET_S:-$budget} LOGS=$(mktemp -d)
+  export BUNDLE OUT RECHECK REBUILD TIER START BUDGET LOGS MODE STAGE_LIST
+  rm -f "$OUT/summary.md" "$OUT/logs.tar.xz" "$OUT/speed.md"
+  for name in $STAGE_LIST; do
+    status=0
+    run_stage "$name" || status=$?
+    [ "$status" != 3 ] || break
   done
   write_summary
+  cat "$OUT/summary.md"
+  exit_status
+  status=$?
   rm -rf "$LOGS"
-  [ "$NO_DEVICE" = 0 ] || exit 3
-  exit "$FAILED"
+  exit "$status"
 }
 
 main "$@"

@@ -28,4 +28,4 @@ packages=(
   libunistring2 libidn2-0 libgnutls30 libnettle8 libhogweed6 libp11-kit0 libtasn1-6 libgmp10 libffi8
 )
 apt-get download "${packages[@]}"
-echo "fetch-debs: $(ls -1 ./*.deb | wc -l) packages in $dir"
+echo "fetch-debs: $(find . -maxdepth 1 -name '*.deb' | wc -l) packages in $dir"

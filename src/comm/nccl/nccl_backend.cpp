@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda_check.h"
@@ -80,11 +81,29 @@ NcclBackend::NcclBackend(const World& world, const BackendOptions& options)
         throw inspector().stall_error(cat("NCCL communicator set-up on device ", device_), wait.elapsed_s());
       wait.pause();
     }
+    warm_up();
   } catch (...) {
     abort_communicator();
     release();
     throw;
   }
+}
+
+void NcclBackend::warm_up() {
+  void* scratch = nullptr;
+  FT_CHECK_CUDA(cudaMalloc(&scratch, 64));
+  try {
+    FT_CHECK_CUDA(cudaMemsetAsync(scratch, 0, 64, barrier_stream_));
+    for (const DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64, DType::kInt32,
+                              DType::kInt64, DType::kUInt8})
+      run(barrier_stream_, [&] {
+        FT_CHECK_NCCL_ASYNC(ncclAllReduce(scratch, scratch, 4, nccl_type(dtype), ncclSum, comm_, barrier_stream_), comm_);
+      });
+  } catch (...) {
+    cudaFree(scratch);
+    throw;
+  }
+  FT_CHECK_CUDA(cudaFree(scratch));
 }
 
 NcclBackend::~NcclBackend() {
@@ -101,10 +120,10 @@ NcclBackend::~NcclBackend() {
       comm_ = nullptr;
     } catch (const std::exception& e) {
       warn("shut-down", e);
-      abort_communicator();
+      abort_detached();
     }
   }
-  release();
+  if (abort_settled()) release();  // else a kernel still holds the device: its resources go with the process
 }
 
 void NcclBackend::release() noexcept {
@@ -131,6 +150,33 @@ void NcclBackend::abort_communicator() noexcept {
     warn("abort", e);
   }
   comm_ = nullptr;
+}
+
+void NcclBackend::abort_detached() noexcept {
+  if (!comm_) return;
+  const ncclComm_t comm = std::exchange(comm_, nullptr);
+  try {
+    aborting_ = DetachedCall([comm] { FT_CHECK_NCCL(ncclCommAbort(comm)); });
+  } catch (const std::exception& e) {
+    warn("abort on a thread of its own", e);
+    comm_ = comm;
+    abort_communicator();
+  }
+}
+
+bool NcclBackend::abort_settled() noexcept {
+  if (!aborting_.started()) return true;
+  try {
+    if (aborting_.wait(timeout_s_)) return true;
+    std::fprintf(stderr,
+                 "fusetrain: warning: nccl backend: the communicator's abort has not returned after %g s (a kernel "
+                 "still holds device %d); its CUDA resources are left to the process's exit\n",
+                 timeout_s_, device_);
+    return false;
+  } catch (const std::exception& e) {
+    warn("abort", e);
+    return true;
+  }
 }
 
 ncclResult_t NcclBackend::poll_state() {

@@ -8,6 +8,7 @@
 
 #include "comm/backend.h"
 #include "comm/in_flight.h"
+#include "runtime/detached_call.h"
 
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
 #error "the nccl backend needs NCCL 2.14 or newer (nonblocking communicators, ncclCommFinalize)"
@@ -38,7 +39,7 @@ class NcclBackend final : public Backend {
   void transfer_allgather(const void* in, void* out, std::size_t bytes, void* stream) override;
   void transfer_barrier() override;
   void transfer_in_flight(std::size_t keep) override;
-  void on_failure() noexcept override { abort_communicator(); }
+  void on_failure() noexcept override { abort_detached(); }
   // Enqueues a collective with `launch`, then waits for it on `stream` until done or the deadline.
   template <typename Launch>
   void run(cudaStream_t stream, Launch&& launch);
@@ -46,8 +47,18 @@ class NcclBackend final : public Backend {
   // on an (asynchronous) NCCL error, naming the ranks the heartbeat finds missing.
   ncclResult_t poll_state();
   void wait_settled(PollBackoff& wait);
+  // One small all-reduce of every element type, waited for against the stall timeout: NCCL sets a
+  // communicator up lazily on its first collectives, and the first all-reduce of training that met a busy
+  // device there would wait for the device, out of the stall check's sight.
+  void warm_up();
   void release() noexcept;
   void abort_communicator() noexcept;
+  // ncclCommAbort returns only once the communicator's kernels have stopped, and a kernel queued behind one
+  // that holds its stream starts only when that one ends: after a failure the abort runs on a thread of its
+  // own, so the error reaches the caller within the stall timeout. abort_settled() waits for it at most
+  // that timeout again; false (with a warning) when it has not returned.
+  void abort_detached() noexcept;
+  bool abort_settled() noexcept;
 
   int device_ = 0;
   double timeout_s_;
@@ -55,6 +66,7 @@ class NcclBackend final : public Backend {
   cudaStream_t barrier_stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
   int* barrier_word_ = nullptr;
+  DetachedCall aborting_;
 
   // A completion event recorded behind an enqueued all-reduce.
   struct DoneEvent {

@@ -10,6 +10,7 @@
 #include "results/results_file.h"
 #include "train/trainer.h"
 #include "train_fixture.h"
+#include "test_paths.h"
 
 namespace ft::test {
 namespace {
@@ -91,7 +92,7 @@ TEST_F(RankAccuracy, ResultsFileKeepsTheTable) {
   record.epochs = outcome_->epochs;
   record.ranks = *ranks_;
   record.rank_epochs = outcome_->rank_epochs;
-  const std::string path = std::string(FT_TEST_TMP) + "/rank_accuracy.h5";
+  const std::string path = ft::test::temp_dir() + "/rank_accuracy.h5";
   write_results(path, record);
   const RunRecord back = read_results(path);
   paths::remove(path);

@@ -12,6 +12,7 @@
 #include "optim/rank_streams.h"
 #include "train/trainer.h"
 #include "train_fixture.h"
+#include "test_paths.h"
 
 namespace ft::test {
 namespace {
@@ -72,12 +73,6 @@ TEST(RankStreams, TrainerDrawsEachRanksOwnDropoutMasks) {
         << "rank " << r << " trained with rank 0's dropout masks (loss " << dropped[r] << ")";
 }
 
-std::vector<at::Tensor> parameters_of(const Trainer& trainer) {
-  std::vector<at::Tensor> out;
-  for (const auto& p : trainer.network()->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-
 // Dropout before the classifier: with rank 0's stream restored on every rank the resumed replicas would
 // draw other masks than the straight run and end elsewhere.
 TEST(RankStreams, StoppedRunWithDropoutResumesExactly) {
@@ -93,7 +88,7 @@ TEST(RankStreams, StoppedRunWithDropoutResumesExactly) {
   const auto expected = parameters_of(straight);
 
   TrainerOptions options;
-  options.checkpoint_path = std::string(FT_TEST_TMP) + "/rank_streams.ckpt";
+  options.checkpoint_path = ft::test::temp_dir() + "/rank_streams.ckpt";
   if (world.rank() == 0) paths::remove(options.checkpoint_path);
   world.barrier();
   install_stop_handlers();

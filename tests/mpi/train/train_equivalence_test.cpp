@@ -10,12 +10,6 @@
 namespace ft::test {
 namespace {
 
-std::vector<at::Tensor> parameters_of(const Trainer& trainer) {
-  std::vector<at::Tensor> out;
-  for (const auto& p : trainer.network()->parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-
 // `accumulation` micro-batches per step on every rank against one rank taking the whole step at once.
 void expect_equivalent(const std::string& backend_name, int accumulation = 1) {
   const World& world = ft::test::world();

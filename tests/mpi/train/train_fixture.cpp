@@ -8,11 +8,12 @@
 
 #include "io/paths.h"
 #include "shard/shard_format.h"
+#include "test_paths.h"
 
 namespace ft::test {
 
 std::string synthetic_shards(const std::string& name, std::int64_t train, int shards, bool identical) {
-  const std::string dir = std::string(FT_TEST_TMP) + "/" + name;
+  const std::string dir = ft::test::temp_dir() + "/" + name;
   if (world().rank() == 0) {
     paths::remove_all(dir);
     paths::create_directories(dir);
@@ -97,6 +98,12 @@ Config small_config(const std::string& data_path, const std::string& backend) {
   c.distributed.first_bucket_mib = 0.0005;  // several buckets even for this small model
   c.distributed.bucket_mib = 0.002;
   return c;
+}
+
+std::vector<at::Tensor> parameters_of(const Trainer& trainer) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : trainer.network()->parameters()) out.push_back(p.detach().clone());
+  return out;
 }
 
 std::string bytes_of(const at::Tensor& t) {

@@ -5,8 +5,10 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
 #include "config/schema.h"
+#include "train/trainer.h"
 #include "test_world.h"
 
 namespace ft::test {
@@ -20,5 +22,8 @@ Config small_config(const std::string& data_path, const std::string& backend);
 
 // The tensor's bytes, for comparing tensors across ranks with World::allgather.
 std::string bytes_of(const at::Tensor& t);
+
+// Copies of the trained network's parameters.
+std::vector<at::Tensor> parameters_of(const Trainer& trainer);
 
 }  // namespace ft::test

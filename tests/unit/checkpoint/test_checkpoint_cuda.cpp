@@ -10,6 +10,7 @@
 #include "optim/optimizer.h"
 #include "optim/precision.h"
 #include "optim/rank_streams.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -24,7 +25,7 @@ TEST(CheckpointCuda, TheCudaGeneratorResumesWhereItStopped) {
   LossScaler scaler(false, 1.0, 100, gpu);
   seed_rank_streams(7, 0);
   (void)at::rand({5}, at::TensorOptions().device(gpu));  // the stream has moved on before the save
-  const std::string path = std::string(FT_TEST_TMP) + "/cuda-generator.ckpt";
+  const std::string path = ft::test::temp_dir() + "/cuda-generator.ckpt";
   save_checkpoint(path, run_fingerprint(config), *net, *optimizer, scaler, TrainingPosition{}, gpu);
   const at::Tensor straight = at::rand({64}, at::TensorOptions().device(gpu));
   (void)at::rand({1000}, at::TensorOptions().device(gpu));  // drawn on, as a run would be before it stops

@@ -9,6 +9,7 @@
 
 #include "io/paths.h"
 #include "checkpoint/checkpoint_files.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -118,7 +119,7 @@ TEST(CheckpointFiles, ChoiceIsTheNewestThatVerifiesAndReadsNoOlderOne) {
 
 // std::filesystem stays out of this LibTorch-linked binary (io/paths.h says why).
 std::string scratch_dir() {
-  const std::string dir = paths::join(FT_TEST_TMP, "train/checkpoint_files");
+  const std::string dir = paths::join(ft::test::temp_dir(), "train/checkpoint_files");
   paths::remove_all(dir);
   paths::create_directories(dir);
   return dir;

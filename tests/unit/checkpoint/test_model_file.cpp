@@ -13,12 +13,13 @@
 #include "checkpoint/model_file.h"
 #include "optim/optimizer.h"
 #include "optim/precision.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
 
 std::string tmp(const std::string& name) {
-  const std::string dir = std::string(FT_TEST_TMP) + "/model-file";
+  const std::string dir = ft::test::temp_dir() + "/model-file";
   paths::create_directories(dir);
   return dir + "/" + name;
 }

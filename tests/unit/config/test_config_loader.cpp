@@ -10,6 +10,7 @@
 #include "config/config_error.h"
 #include "config/loader.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -288,7 +289,7 @@ TEST(ConfigLoader, ReferenceListsEveryKey) {
 TEST(ShippedConfigs, AllLoad) {
   namespace fs = std::filesystem;
   int count = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(FT_SOURCE_DIR) / "configs")) {
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(ft::test::source_dir()) / "configs")) {
     if (entry.path().extension() != ".yaml") continue;
     LoadOptions options;
     options.allow_sweep_block = true;

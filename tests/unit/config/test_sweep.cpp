@@ -10,6 +10,7 @@
 #include "config/loader.h"
 #include "config/sweep.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -216,7 +217,7 @@ TEST(SweepErrors, TheBaseConfigIsCheckedToo) {
 TEST(ShippedSweeps, EveryConfigWithASweepBlockExpands) {
   namespace fs = std::filesystem;
   int count = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(FT_SOURCE_DIR) / "configs")) {
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(ft::test::source_dir()) / "configs")) {
     if (entry.path().extension() != ".yaml") continue;
     std::ifstream in(entry.path());
     std::stringstream text;

@@ -15,6 +15,7 @@
 
 #include "data_prep/prep_pipeline.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft::prep::testing {
 
@@ -25,7 +26,7 @@ using Bytes = std::vector<std::uint8_t>;
 inline fs::path scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const fs::path dir =
-      fs::path(FT_TEST_TMP) / "data_prep" / (std::string(info->test_suite_name()) + "." + info->name());
+      fs::path(ft::test::temp_dir()) / "data_prep" / (std::string(info->test_suite_name()) + "." + info->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -91,7 +91,7 @@ TEST(CliOptions, UsageErrorsSayWhatIsWrong) {
 
 // Runs the built fusetrain-prep with `args`; returns its exit status and merged output.
 std::pair<int, std::string> run_binary(const std::string& args) {
-  const std::string command = std::string(FT_BINARY_DIR) + "/bin/fusetrain-prep " + args + " 2>&1";
+  const std::string command = ft::test::binary_dir() + "/bin/fusetrain-prep " + args + " 2>&1";
   std::FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;
@@ -102,8 +102,8 @@ std::pair<int, std::string> run_binary(const std::string& args) {
 }
 
 TEST(CliOptions, BinaryExitStatusAndMessages) {
-  if (!fs::exists(fs::path(FT_BINARY_DIR) / "bin" / "fusetrain-prep"))
-    GTEST_SKIP() << "fusetrain-prep is not built in " << FT_BINARY_DIR
+  if (!fs::exists(fs::path(ft::test::binary_dir()) / "bin" / "fusetrain-prep"))
+    GTEST_SKIP() << "fusetrain-prep is not built in " << ft::test::binary_dir()
                  << "/bin (build target fusetrain-prep)";
   const fs::path root = scratch_dir();
   const std::string out = (root / "out").string();

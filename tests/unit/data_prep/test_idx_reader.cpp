@@ -206,7 +206,7 @@ TEST(IdxReader, HugeCountInASmallGzipFileIsReadIncrementally) {
 // The real release (Debian package dataset-fashion-mnist): full read for the label counts, then a
 // limited conversion through the shard writer and back through ShardReader.
 TEST(IdxReader, RealFashionMnist) {
-  const fs::path real = FT_FASHION_MNIST_DIR;
+  const fs::path real = ft::test::fashion_mnist_dir();
   if (!fs::exists(real / "train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not found in " << real << " (apt-get install dataset-fashion-mnist)";
   const RawDataset ds = read_idx(real.string(), idx_default_name(real.string()));

@@ -15,6 +15,7 @@
 #include "runtime/collective_watch.h"
 #include "engine/engine.h"
 #include "engine/engine_autotune.h"
+#include "kernels/cuda_check.h"
 #include "kernels/stall.h"
 #include "test_world.h"
 
@@ -31,8 +32,8 @@ std::unique_ptr<Backend> nccl(double stall_timeout_s = 30) {
   return make_backend(test::world(), options);
 }
 
-struct TwoLayers {
-  TwoLayers() { a->to(kGpu), b->to(kGpu); }
+struct TwoGpuLayers {
+  TwoGpuLayers() { a->to(kGpu), b->to(kGpu); }
   torch::nn::Linear a{64, 128}, b{128, 10};
   std::vector<NamedTensor> named() {
     std::vector<NamedTensor> out;
@@ -55,7 +56,7 @@ GradientEngineOptions through_nccl(at::ScalarType wire) {
 void expect_gradients_through(at::ScalarType wire, double rtol) {
   auto backend = nccl();
   at::manual_seed(3);
-  TwoLayers net;
+  TwoGpuLayers net;
   auto named = net.named();
   std::vector<at::Tensor> params;
   for (auto& n : named) params.push_back(n.tensor);
@@ -83,28 +84,43 @@ TEST(EngineCuda, Bf16CompressionOverNccl) {
   expect_gradients_through(at::kBFloat16, 8e-3);
 }
 
-// Device events time the transfers: after the device has finished, the statistics hold their time.
+// Device events time the transfers. Each of 20 steps holds the compute stream for 20 ms between backward and
+// the engine's finish(): the transfers (a few KiB, enqueued during backward) run during that stall, so they
+// end before backward's end and nothing is exposed; and the host runs more than the clocks' 8 steps ahead,
+// so begin_step() waits for steps whose backward's end is still behind a stall. Every step is timed; the
+// transfers take microseconds, not the stall's milliseconds; both sums fit in the wall time.
 TEST(EngineCuda, DeviceClocksTimeTheTransfers) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  constexpr int kSteps = 20;
+  constexpr double kStallS = 0.02;
   auto backend = nccl();
-  TwoLayers net;
+  TwoGpuLayers net;
   GradientEngine engine(*backend, test::world(), net.named(), through_nccl(at::kFloat));
-  for (int step = 0; step < 3; ++step) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int step = 0; step < kSteps; ++step) {
     engine.prepare(true);
     net.loss(at::randn({16, 64}, kGpu)).backward();
+    stall_stream_device(kStallS, c10::cuda::getCurrentCUDAStream().stream());
     engine.finish();
   }
   c10::cuda::device_synchronize();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const EngineStats stats = engine.stats();
-  EXPECT_EQ(stats.buckets, 3 * static_cast<std::int64_t>(engine.buckets().size()));
-  EXPECT_GT(stats.allreduce_s, 0) << "no device time collected for the transfers";
+  const auto transfers = kSteps * static_cast<std::int64_t>(engine.buckets().size());
+  EXPECT_EQ(stats.buckets, transfers);
+  EXPECT_EQ(stats.untimed_steps, 0) << "steps whose device times were lost";
+  EXPECT_GE(wall_s, kSteps * kStallS) << "the stall kernel did not hold the stream";
+  EXPECT_GT(stats.allreduce_s, transfers * 1e-6) << "no device time collected for the transfers";
+  EXPECT_LT(stats.allreduce_s, 0.25 * kSteps * kStallS) << "the transfers were timed with the stall";
   EXPECT_GE(stats.wait_s, 0);
+  EXPECT_LT(stats.wait_s, 0.25 * kSteps * kStallS) << "exposed time counted the stall before backward's end";
+  EXPECT_LE(stats.allreduce_s + stats.wait_s, wall_s);
 }
 
 TEST(EngineCuda, AutotuneOverNccl) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
   auto backend = nccl();
-  TwoLayers net;
+  TwoGpuLayers net;
   const AutotuneResult result =
       autotune_buckets(*backend, test::world(), net.named(), {}, {{0.01, 0.005}, {4, 1}}, 2);
   ASSERT_EQ(result.trials.size(), 2u);
@@ -112,7 +128,8 @@ TEST(EngineCuda, AutotuneOverNccl) {
 }
 
 // A transfer queued behind a kernel that holds its stream for 4 s, with a 1 s stall timeout: the wait
-// ends with the stall error naming the transfer, well before the kernel ends.
+// ends with the stall error naming the transfer, well before the kernel ends (the communicator's abort,
+// which returns only when the kernel has ended, runs on a thread of its own).
 TEST(EngineCuda, TransferHeldUpOnTheDeviceIsAStallNotAHang) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
   auto backend = nccl(/*stall_timeout_s=*/1);
@@ -120,17 +137,47 @@ TEST(EngineCuda, TransferHeldUpOnTheDeviceIsAStallNotAHang) {
   const auto stream = c10::cuda::getStreamFromPool(true, 0);
   stall_stream_device(4.0, stream.stream());
   const auto start = std::chrono::steady_clock::now();
+  double enqueued = -1;
   try {
     backend->allreduce(data.data_ptr(), 1024, DType::kFloat32, stream.stream());
+    enqueued = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     backend->wait_in_flight();
     FAIL() << "the held-up transfer was not reported";
   } catch (const StallError& e) {
     EXPECT_NE(std::string(e.what()).find("was enqueued but has not completed"), std::string::npos) << e.what();
   }
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(waited, 3.5) << "the stall was noticed only after the stream was free again";
-  backend.reset();  // aborts the communicator: must return
+  EXPECT_LT(waited, 3.5) << "the stall was noticed only after the stream was free again (the all-reduce "
+                         << (enqueued < 0 ? std::string("threw") : "returned after " + std::to_string(enqueued) + " s")
+                         << ")";
+  backend.reset();  // waits for the abort, which ends soon after the kernel: must return
   c10::cuda::device_synchronize();
+}
+
+// Polling what is in flight never waits for the device: behind a 2 s kernel an event query returns at once,
+// and so does the backend's poll of a transfer queued behind it. A poll that blocked would hide a stall
+// from its timeout (on an H200, 2026-11-27, the 4 s stall above was noticed only after 4 s).
+TEST(EngineCuda, PollingNeverWaitsForTheDevice) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  auto backend = nccl(/*stall_timeout_s=*/30);
+  auto data = at::ones({1024}, kGpu);
+  const auto stream = c10::cuda::getStreamFromPool(true, 0);
+  stall_stream_device(2.0, stream.stream());
+  const auto seconds = [](auto&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  cudaEvent_t behind = nullptr;
+  FT_CHECK_CUDA(cudaEventCreateWithFlags(&behind, cudaEventDisableTiming));
+  FT_CHECK_CUDA(cudaEventRecord(behind, stream.stream()));
+  EXPECT_LT(seconds([&] { EXPECT_EQ(cudaEventQuery(behind), cudaErrorNotReady); }), 0.1)
+      << "cudaEventQuery waited for the device";
+  EXPECT_LT(seconds([&] { backend->allreduce(data.data_ptr(), 1024, DType::kFloat32, stream.stream()); }), 0.1)
+      << "enqueueing the all-reduce waited for the device";
+  EXPECT_LT(seconds([&] { backend->poll_in_flight(); }), 0.1) << "the backend's poll waited for the device";
+  backend->wait_in_flight();
+  FT_CHECK_CUDA(cudaEventDestroy(behind));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "io/checksummed_file.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -17,7 +18,8 @@ namespace fs = std::filesystem;
 
 fs::path scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(FT_TEST_TMP) / "io" / (std::string(info->test_suite_name()) + "." + info->name());
+  const fs::path dir =
+      fs::path(ft::test::temp_dir()) / "io" / (std::string(info->test_suite_name()) + "." + info->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

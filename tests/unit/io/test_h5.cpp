@@ -7,6 +7,7 @@
 
 #include "error_of.h"
 #include "io/h5.h"
+#include "test_paths.h"
 
 namespace ft::h5 {
 namespace {
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 fs::path scratch_file(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const fs::path dir =
-      fs::path(FT_TEST_TMP) / "io" / (std::string(info->test_suite_name()) + "." + info->name());
+      fs::path(ft::test::temp_dir()) / "io" / (std::string(info->test_suite_name()) + "." + info->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir / name;

@@ -8,13 +8,14 @@
 #include "io/output_claim.h"
 #include "io/paths.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
 
 std::string scratch() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string dir = paths::join(FT_TEST_TMP, cat("output_claim/", info->name()));
+  const std::string dir = paths::join(ft::test::temp_dir(), cat("output_claim/", info->name()));
   paths::remove_all(dir);
   paths::create_directories(dir);
   return dir;

@@ -6,13 +6,14 @@
 
 #include "io/paths.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
 
 std::string scratch() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string dir = paths::join(FT_TEST_TMP, cat("paths/", info->name()));
+  const std::string dir = paths::join(ft::test::temp_dir(), cat("paths/", info->name()));
   paths::remove_all(dir);
   paths::create_directories(dir);
   return dir;

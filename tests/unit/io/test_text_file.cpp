@@ -7,12 +7,13 @@
 
 #include "io/text_file.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
 
 TEST(TextFile, ReadsEveryByte) {
-  const std::string path = std::string(FT_TEST_TMP) + "/text_file_bytes.txt";
+  const std::string path = ft::test::temp_dir() + "/text_file_bytes.txt";
   std::string text = "line one\nline two\n";
   text += std::string(100000, 'x') + std::string(1, '\0') + "end";
   std::ofstream(path, std::ios::binary) << text;
@@ -20,7 +21,7 @@ TEST(TextFile, ReadsEveryByte) {
 }
 
 TEST(TextFile, MissingFileNamesFileAndReason) {
-  const std::string path = std::string(FT_TEST_TMP) + "/no_such_dir/none.yaml";
+  const std::string path = ft::test::temp_dir() + "/no_such_dir/none.yaml";
   try {
     read_text_file(path, "config file");
     FAIL() << "no error";
@@ -30,7 +31,7 @@ TEST(TextFile, MissingFileNamesFileAndReason) {
 }
 
 TEST(TextFile, DirectoryIsAnError) {
-  EXPECT_THROW(read_text_file(FT_TEST_TMP), Error);
+  EXPECT_THROW(read_text_file(ft::test::temp_dir()), Error);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ std::shared_ptr<Network> stack(const std::vector<LayerSpec>& layers, const Input
 }
 
 // Expects building `layers` to fail with a message containing every one of `parts`.
-void expect_error(const std::vector<LayerSpec>& layers, const std::vector<std::string>& parts,
+void expect_spec_refused(const std::vector<LayerSpec>& layers, const std::vector<std::string>& parts,
                   const InputShape& input = {}) {
   try {
     stack(layers, input);
@@ -89,32 +89,32 @@ TEST(ConvStackModel, PoolingBelowOnePixelNamesTheLayer) {
   std::vector<LayerSpec> layers = {{LayerType::conv, 8}};
   for (int i = 0; i < 5; ++i) layers.push_back({LayerType::maxpool, 0, 2, 2});
   layers.push_back({LayerType::linear, 0});
-  expect_error(layers, {"model.layers[5]", "maxpool", "1x1"}, {1, 28, 28, 10});
+  expect_spec_refused(layers, {"model.layers[5]", "maxpool", "1x1"}, {1, 28, 28, 10});
 }
 
 TEST(ConvStackModel, KernelLargerThanInputNamesTheLayer) {
-  expect_error({{LayerType::conv, 8, 9, 1, 0}, {LayerType::linear, 0}}, {"model.layers[0]", "conv", "8x8"}, {1, 8, 8, 10});
+  expect_spec_refused({{LayerType::conv, 8, 9, 1, 0}, {LayerType::linear, 0}}, {"model.layers[0]", "conv", "8x8"}, {1, 8, 8, 10});
 }
 
 TEST(ConvStackModel, ConvAfterLinearNamesTheLayer) {
-  expect_error({{LayerType::linear, 32}, {LayerType::conv, 8}, {LayerType::linear, 0}}, {"model.layers[1]", "flatten or linear"});
+  expect_spec_refused({{LayerType::linear, 32}, {LayerType::conv, 8}, {LayerType::linear, 0}}, {"model.layers[1]", "flatten or linear"});
 }
 
 TEST(ConvStackModel, OutZeroIsOnlyAllowedOnTheLastLinear) {
-  expect_error({{LayerType::linear, 0}, {LayerType::relu}, {LayerType::linear, 10}}, {"model.layers[0]", "out > 0"});
+  expect_spec_refused({{LayerType::linear, 0}, {LayerType::relu}, {LayerType::linear, 10}}, {"model.layers[0]", "out > 0"});
 }
 
 TEST(ConvStackModel, WrongFinalWidthNamesTheClassCount) {
-  expect_error({{LayerType::conv, 8}, {LayerType::linear, 7}}, {"model.layers", "7 features", "10 classes"});
+  expect_spec_refused({{LayerType::conv, 8}, {LayerType::linear, 7}}, {"model.layers", "7 features", "10 classes"});
 }
 
 // Unknown layer types never reach the model: the config loader rejects them (test_config_loader.cpp).
 TEST(ConvStackModel, EmptyStackIsAnError) {
-  expect_error({}, {"model.layers"});
+  expect_spec_refused({}, {"model.layers"});
 }
 
 TEST(ConvStackModel, PoolPaddingBeyondHalfTheKernelIsAnError) {
-  expect_error({{LayerType::maxpool, 0, 2, 2, 2}, {LayerType::linear, 0}}, {"model.layers[0]", "padding"});
+  expect_spec_refused({{LayerType::maxpool, 0, 2, 2, 2}, {LayerType::linear, 0}}, {"model.layers[0]", "padding"});
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Tests of the operator profiler: only the active steps' operators reach the Chrome trace (not those of
-// the wait or warm-up steps), memory events are recorded, ranks get their own files, and a run ending
-// inside the window still writes what was recorded.
+// Tests of the operator profiler: only the active steps' operators reach the Chrome trace (not those of the
+// wait or warm-up steps), memory events are recorded, ranks get their own files, a run ending inside the
+// window still writes what was recorded, and on a CUDA device the profiler is attached before any capture.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -8,7 +8,13 @@
 #include <sstream>
 #include <unistd.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "monitor/op_profiler.h"
+#include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -21,7 +27,7 @@ std::string read_all(const std::string& path) {
 }
 
 std::string temp_trace(const std::string& name) {
-  return std::string(FT_TEST_TMP) + "/op_profiler_" + std::to_string(getpid()) + "_" + name + ".json";
+  return ft::test::temp_dir() + "/op_profiler_" + std::to_string(getpid()) + "_" + name + ".json";
 }
 
 ProfileConfig window(int wait, int warmup, int active, const std::string& trace) {
@@ -130,6 +136,51 @@ TEST(OpProfiler, RepeatedCyclesEachWriteTheirOwnTrace) {
     for (const char* untraced : {"aten::tanh", "aten::cos", "aten::exp", "aten::sin", "aten::log1p"})
       EXPECT_EQ(trace.find(untraced), std::string::npos) << untraced;
   std::remove(first.c_str()), std::remove(second.c_str());
+}
+
+// Stand-in profiler calls: each call and the number of steps taken when it came, for the schedule's tests.
+struct CallLog final : ProfilerCalls {
+  explicit CallLog(std::vector<std::string>& log, const long& steps) : log_(log), steps_(steps) {}
+  void prepare() override { log_.push_back(cat("prepare@", steps_)); }
+  void record() override { log_.push_back(cat("record@", steps_)); }
+  void save(const std::string& path) override { log_.push_back(cat("save@", steps_, " ", path)); }
+  void discard() override { log_.push_back(cat("discard@", steps_)); }
+  std::vector<std::string>& log_;
+  const long& steps_;
+};
+
+// Runs `steps` optimizer steps through a profiler with stand-in calls; returns the calls made.
+std::vector<std::string> schedule(const ProfileConfig& config, bool cuda, long steps) {
+  std::vector<std::string> log;
+  long done = 0;
+  OpProfiler profiler(config, 0, cuda, std::make_unique<CallLog>(log, done));
+  for (long i = 1; i <= steps; ++i) done = i, profiler.step();
+  return log;
+}
+
+// The graphed fast-recipe profile (wait 20, warm-up 3, active 10): on a CUDA device the profiler is attached
+// before the first step, so before train.cuda_graphs captures its step (after GraphedStep's eager warm-up
+// steps); on the CPU it waits as configured. The window recorded is the same.
+TEST(OpProfiler, OnACudaDeviceItIsAttachedBeforeTheFirstStepAndSoBeforeTheCapture) {
+  ProfileConfig config = window(20, 3, 10, "runs/fast.json");
+  EXPECT_EQ(profile_prepare_step(config, true), 0);
+  EXPECT_EQ(profile_prepare_step(config, false), 20);
+  EXPECT_EQ(schedule(config, true, 40),
+            (std::vector<std::string>{"prepare@0", "record@23", "save@33 runs/fast.json"}));
+  EXPECT_EQ(schedule(config, false, 40),
+            (std::vector<std::string>{"prepare@20", "record@23", "save@33 runs/fast.json"}));
+}
+
+// A second cycle on a device is attached again as soon as the first is saved; a run that ends while the
+// profiler warms up detaches it, keeping nothing.
+TEST(OpProfiler, EveryCycleOnACudaDeviceIsAttachedAsItBegins) {
+  ProfileConfig config = window(5, 1, 2, "ops.json");
+  config.repeat = 2;
+  EXPECT_EQ(schedule(config, true, 20),
+            (std::vector<std::string>{"prepare@0", "record@6", "save@8 ops.json", "prepare@8", "record@14",
+                                      "save@16 ops.cycle2.json"}));
+  EXPECT_EQ(schedule(window(5, 1, 2, "ops.json"), true, 3), (std::vector<std::string>{"prepare@0", "discard@3"}));
+  EXPECT_EQ(schedule(window(5, 1, 2, "ops.json"), false, 3), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -14,12 +14,13 @@
 #include "monitor/progress.h"
 #include "monitor/tensorboard_log.h"
 #include "monitor/training_monitor.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = std::string(FT_TEST_TMP) + "/monitor_" + std::to_string(getpid()) + "_" + name;
+  const std::string dir = ft::test::temp_dir() + "/monitor_" + std::to_string(getpid()) + "_" + name;
   paths::remove_all(dir);
   paths::create_directories(dir);
   return dir;

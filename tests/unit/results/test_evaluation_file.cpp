@@ -8,6 +8,7 @@
 #include "results/evaluation_tables.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -28,12 +29,12 @@ EvaluationRecord sample(bool with_logits) {
 }
 
 std::string temp_path(const std::string& name) {
-  const std::string dir = paths::join(FT_TEST_TMP, "evaluation");
+  const std::string dir = paths::join(ft::test::temp_dir(), "evaluation");
   paths::create_directories(dir);
   return paths::join(dir, name);
 }
 
-std::string read_error(const std::string& path) {
+std::string evaluation_error(const std::string& path) {
   try {
     read_evaluation(path);
   } catch (const Error& e) {
@@ -67,17 +68,17 @@ TEST(EvaluationFile, RoundTripWithAndWithoutLogits) {
 TEST(EvaluationFile, OtherAndDamagedFilesAreNamed) {
   const std::string path = temp_path("broken.h5");
   { h5::Handle file = h5::create_file(path); }
-  EXPECT_EQ(read_error(path).rfind(path + ": not a fusetrain evaluation file", 0), 0u) << read_error(path);
+  EXPECT_EQ(evaluation_error(path).rfind(path + ": not a fusetrain evaluation file", 0), 0u) << evaluation_error(path);
 
   write_evaluation(path, sample(false));
   {
     h5::Handle file = h5::open_file(path, true);
     FT_CHECK_H5(H5Ldelete(file, "/evaluation/recall", H5P_DEFAULT));
   }
-  EXPECT_NE(read_error(path).find(path + ": /evaluation/recall: missing HDF5 dataset"), std::string::npos)
-      << read_error(path);
+  EXPECT_NE(evaluation_error(path).find(path + ": /evaluation/recall: missing HDF5 dataset"), std::string::npos)
+      << evaluation_error(path);
 
-  EXPECT_NE(read_error(temp_path("absent.h5")).find("absent.h5"), std::string::npos);
+  EXPECT_NE(evaluation_error(temp_path("absent.h5")).find("absent.h5"), std::string::npos);
 }
 
 TEST(EvaluationFile, TablesNameTheClasses) {

@@ -10,6 +10,7 @@
 #include "io/h5.h"
 #include "io/paths.h"
 #include "results/results_file.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -104,7 +105,7 @@ struct Column {
 };
 
 std::string written() {
-  const std::string dir = paths::join(FT_TEST_TMP, "results");
+  const std::string dir = paths::join(ft::test::temp_dir(), "results");
   paths::create_directories(dir);
   const std::string path = paths::join(dir, "columns.h5");
   write_results(path, distinct_record());

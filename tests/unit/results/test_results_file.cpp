@@ -10,6 +10,7 @@
 #include "results/results_fields.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -55,7 +56,7 @@ RunRecord sample(const std::string& name, int batch, double acc) {
 }
 
 std::string scratch(const std::string& name) {
-  const std::string dir = paths::join(FT_TEST_TMP, "results");
+  const std::string dir = paths::join(ft::test::temp_dir(), "results");
   paths::create_directories(dir);
   return paths::join(dir, name);
 }
@@ -121,7 +122,7 @@ void alter(const std::string& path, Change change) {
   file.close();
 }
 
-std::string read_error(const std::string& path) {
+std::string results_error(const std::string& path) {
   try {
     read_results(path);
   } catch (const Error& e) {
@@ -137,7 +138,7 @@ TEST(ResultsFile, MissingOrShortFieldsAreNamed) {
     h5::Handle ranks = h5::open_group(file, "ranks");
     FT_CHECK_H5(H5Ldelete(ranks, "train_acc", H5P_DEFAULT));
   });
-  EXPECT_EQ(read_error(path).rfind(path + ": /ranks/train_acc: missing HDF5 dataset", 0), 0u) << read_error(path);
+  EXPECT_EQ(results_error(path).rfind(path + ": /ranks/train_acc: missing HDF5 dataset", 0), 0u) << results_error(path);
 
   write_results(path, sample("run-d", 32, 0.7));
   alter(path, [](hid_t file) {
@@ -145,21 +146,21 @@ TEST(ResultsFile, MissingOrShortFieldsAreNamed) {
     FT_CHECK_H5(H5Ldelete(ranks, "device", H5P_DEFAULT));
     h5::write_strings(ranks, "device", {"only one"});
   });
-  EXPECT_NE(read_error(path).find("/ranks/device: has 1 rows but hostname has 2"), std::string::npos)
-      << read_error(path);
+  EXPECT_NE(results_error(path).find("/ranks/device: has 1 rows but hostname has 2"), std::string::npos)
+      << results_error(path);
 
   write_results(path, sample("run-d", 32, 0.7));
   alter(path, [](hid_t file) {
     h5::Handle summary = h5::open_group(file, "summary");
     FT_CHECK_H5(H5Adelete(summary, "epochs_run"));
   });
-  EXPECT_NE(read_error(path).find(": /summary/epochs_run: missing HDF5 attribute"), std::string::npos)
-      << read_error(path);
+  EXPECT_NE(results_error(path).find(": /summary/epochs_run: missing HDF5 attribute"), std::string::npos)
+      << results_error(path);
 
   write_results(path, sample("run-d", 32, 0.7));
   alter(path, [](hid_t file) { h5::set_attr(file, "format_version", std::int64_t{1}); });
-  EXPECT_NE(read_error(path).find(cat("format_version 1 is not ", kResultsFormatVersion)), std::string::npos)
-      << read_error(path);
+  EXPECT_NE(results_error(path).find(cat("format_version 1 is not ", kResultsFormatVersion)), std::string::npos)
+      << results_error(path);
 }
 
 TEST(ResultsFields, ListingNamesEveryGroupAndType) {

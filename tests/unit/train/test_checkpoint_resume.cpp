@@ -15,6 +15,7 @@
 #include "test_world.h"
 #include "checkpoint/checkpoint_files.h"
 #include "train/trainer.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
@@ -22,7 +23,7 @@ namespace {
 // Each test writes its own folder: ctest runs the tests of this file as separate processes at once.
 std::string tiny_shards() {
   const std::string dir =
-      std::string(FT_TEST_TMP) + "/resume-data-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      ft::test::temp_dir() + "/resume-data-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   paths::remove_all(dir);
   paths::create_directories(dir);
   std::mt19937 rng(5);
@@ -73,7 +74,7 @@ void check_resume(const Config& c) {
   auto backend = make_backend(world, BackendOptions{});
   // One file per test: ctest runs the tests that share this function side by side.
   const std::string ckpt =
-      std::string(FT_TEST_TMP) + "/resume-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".ckpt";
+      ft::test::temp_dir() + "/resume-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".ckpt";
   remove_checkpoints(ckpt);
 
   Trainer straight(c, world, *backend, at::Device(at::kCPU));
@@ -135,7 +136,7 @@ TEST(CheckpointResume, StoppedAfterEveryStepEndsLikeUninterruptedOne) {
   const auto expected_params = snapshot(straight);
 
   TrainerOptions options;
-  options.checkpoint_path = std::string(FT_TEST_TMP) + "/resume-every-step.ckpt";
+  options.checkpoint_path = ft::test::temp_dir() + "/resume-every-step.ckpt";
   remove_checkpoints(options.checkpoint_path);
   install_stop_handlers();
   std::optional<TrainOutcome> outcome;
@@ -178,7 +179,7 @@ TEST(CheckpointResume, PerRankRowsOfEarlierEpochsAreKept) {
   auto& world = test::world();
   auto backend = make_backend(world, BackendOptions{});
   TrainerOptions options;
-  options.checkpoint_path = std::string(FT_TEST_TMP) + "/rank-rows.ckpt";
+  options.checkpoint_path = ft::test::temp_dir() + "/rank-rows.ckpt";
   remove_checkpoints(options.checkpoint_path);
   Config c = resume_config(tiny_shards());
   c.train.epochs = 2;
@@ -211,7 +212,7 @@ TEST(CheckpointResume, CheckpointOfAnotherConfigIsRefused) {
   auto backend = make_backend(world, BackendOptions{});
   Config c = resume_config(tiny_shards());
   c.train.epochs = 1;
-  const std::string ckpt = std::string(FT_TEST_TMP) + "/other.ckpt";
+  const std::string ckpt = ft::test::temp_dir() + "/other.ckpt";
   remove_checkpoints(ckpt);
   TrainerOptions options;
   options.checkpoint_path = ckpt;

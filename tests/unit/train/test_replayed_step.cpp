@@ -10,6 +10,7 @@
 #include "comm/backend.h"
 #include "data_prep/prep_pipeline.h"
 #include "io/paths.h"
+#include "test_paths.h"
 #include "test_world.h"
 #include "device/device_setup.h"
 #include "device/graphed_step.h"
@@ -31,11 +32,11 @@ class ReplayingRecording final : public Recording {
 };
 
 std::string small_fashion() {
-  const std::string out = std::string(FT_TEST_TMP) + "/fashion-replayed-step";
+  const std::string out = ft::test::temp_dir() + "/fashion-replayed-step";
   if (paths::exists(out + "/test-00000-of-00001.h5")) return out;
   prep::PrepOptions options;
   options.format = prep::Format::idx;
-  options.input = FT_FASHION_MNIST_DIR;
+  options.input = ft::test::fashion_mnist_dir();
   options.output = out;
   options.shards = 1;
   options.limit = 640;
@@ -64,7 +65,7 @@ Config graphable_config(const std::string& data) {
 }
 
 TEST(ReplayedStep, ReplaysTheEagerRunWithItsSchedule) {
-  if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+  if (!paths::exists(ft::test::fashion_mnist_dir() + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test::world();
   Config c = graphable_config(small_fashion());

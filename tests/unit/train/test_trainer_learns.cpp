@@ -10,16 +10,17 @@
 #include "test_world.h"
 #include "device/device_setup.h"
 #include "train/trainer.h"
+#include "test_paths.h"
 
 namespace ft {
 namespace {
 
 std::string fashion_subset() {
-  const std::string out = std::string(FT_TEST_TMP) + "/fashion-subset";
+  const std::string out = ft::test::temp_dir() + "/fashion-subset";
   if (paths::exists(out + "/test-00000-of-00002.h5")) return out;
   prep::PrepOptions options;
   options.format = prep::Format::idx;
-  options.input = FT_FASHION_MNIST_DIR;
+  options.input = ft::test::fashion_mnist_dir();
   options.output = out;
   options.shards = 2;
   options.limit = 6000;
@@ -44,7 +45,7 @@ Config subset_config(const std::string& path) {
 }
 
 TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
-  if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+  if (!paths::exists(ft::test::fashion_mnist_dir() + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test::world();
   const Config c = subset_config(fashion_subset());
@@ -65,7 +66,7 @@ TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
 // The fast CIFAR-10 recipe end to end on the CPU (narrow net, grey 28x28 input): whitening fitted to the
 // data, frozen BatchNorm scales, per-group learning rates, lookahead, alternating flips and TTA together.
 TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
-  if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+  if (!paths::exists(ft::test::fashion_mnist_dir() + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test::world();
   Config c = subset_config(fashion_subset());
@@ -101,7 +102,7 @@ TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
 }
 
 TEST(TrainerLearns, SameSeedSameMetrics) {
-  if (!paths::exists(std::string(FT_FASHION_MNIST_DIR) + "/train-images-idx3-ubyte.gz"))
+  if (!paths::exists(ft::test::fashion_mnist_dir() + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test::world();
   Config c = subset_config(fashion_subset());
