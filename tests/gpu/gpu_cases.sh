@@ -133,6 +133,25 @@ share_gpu() {
 case_share_mpi() { share_gpu mpi; }
 case_share_gloo() { share_gpu gloo; }
 
+# sync_powersgd NAME RANKS BACKEND [SHARING]: resnet9 with every BatchNorm over all ranks' images and PowerSGD
+# gradients (rank 2, compressed from step 10): the layers' sums and the factors' all-reduces on the device's
+# streams (NCCL) or through host memory (Gloo, 2 ranks on one GPU); it learns, and replicas stay identical.
+sync_powersgd() {
+  gpu_training 1 "$3"
+  gpu_config "$WORK/$1.yaml" "model: {name: resnet9, width: 16, sync_batchnorm: true}" \
+    "train: {epochs: 2, seed: 11, device: cuda}" \
+    "distributed: {backend: $3, stall_timeout_s: 60, verify_replicas: 10, compression: powersgd, powersgd_rank: 2, powersgd_start_step: 10${4:+, allow_device_sharing: true}}" \
+    "output: {dir: $WORK/runs, name: $1}"
+  run_case "$1" 600 env CUDA_VISIBLE_DEVICES=0 $FUSETRAIN_MPIRUN -np "$2" "$FT" train --config "$WORK/$1.yaml"
+  expect_status 0
+  expect_message "$2 rank\(s\) on 1 node\(s\), backend $3, device cuda:0"
+  expect_no_message "diverged"
+  expect_accuracy "$WORK/runs/$1.h5" "$MIN_ACC_2_EPOCHS"
+  pass
+}
+case_sync_powersgd_nccl() { sync_powersgd sync_powersgd_nccl 1 nccl; }
+case_sync_powersgd_shared() { sync_powersgd sync_powersgd_shared 2 gloo sharing; }
+
 # NCCL cannot put two ranks on one GPU: a clear error from both ways of asking, never a hang.
 case_nccl_shared_gpu() {
   gpu_training 1 nccl

@@ -16,6 +16,7 @@
 #include "engine/powersgd.h"
 #include "runtime/signals.h"
 #include "train/trainer.h"
+#include "test_paths.h"
 #include "train_fixture.h"
 
 namespace ft::test {
@@ -165,7 +166,7 @@ void save_then_resume(const World& world, int saving, const std::string& path) {
 
 TEST(PowerSgdCheckpoint, ElasticResumeGivesEveryRankTheMeanOfTheSavedRanks) {
   const World& world = ft::test::world();
-  const std::string path = std::string(FT_TEST_TMP) + "/powersgd-elastic.ckpt";
+  const std::string path = test::temp_dir() + "/powersgd-elastic.ckpt";
   save_then_resume(world, world.size(), path);  // the same ranks: each its own
   if (world.size() > 1) save_then_resume(world, (world.size() + 1) / 2, path);  // 2 -> 4, 1 -> 2, 2 -> 3
   world.barrier();
@@ -192,7 +193,7 @@ TEST(PowerSgdCheckpoint, StoppedRunContinuesTheSameCompression) {
   Trainer straight(c, world, *backend, at::Device(at::kCPU));
   straight.run();
   TrainerOptions options;
-  options.checkpoint_path = std::string(FT_TEST_TMP) + "/powersgd-resume.ckpt";
+  options.checkpoint_path = test::temp_dir() + "/powersgd-resume.ckpt";
   if (world.rank() == 0) remove_checkpoints(options.checkpoint_path);
   world.barrier();
   install_stop_handlers();

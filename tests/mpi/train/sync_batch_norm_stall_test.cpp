@@ -29,7 +29,8 @@ TEST(SyncBatchNormStall, RankSkippingAForwardIsNamedWithinTheTimeout) {
   auto backend = make_backend(world, options);
   SyncBatchNorm2d layer(3);
   layer->synchronize_with(std::make_shared<BackendNormSync>(*backend));
-  layer->forward(at::randn({2, 3, 4, 4})).sum().backward();  // collectives #1 (forward) and #2 (backward)
+  // collectives #1 (forward) and #2 (backward: the input needs its gradient, as every layer after the first)
+  layer->forward(at::randn({2, 3, 4, 4}).requires_grad_()).sum().backward();
   if (world.rank() != 1) {
     const auto start = std::chrono::steady_clock::now();
     try {
