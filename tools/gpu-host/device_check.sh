@@ -358,7 +358,8 @@ run_stage() {
 # The call's exit status from its rows: 3 no device, 1 anything but passed or skipped, else 0.
 exit_status() {
   if grep -q '| no device |' "$LOGS/stage.rows" 2> /dev/null; then return 3; fi
-  if cat "$LOGS"/*.rows 2> /dev/null | grep -vqE '^\| [^|]* \| (passed|skipped[^|]*) \|'; then return 1; fi
+  # grep reads the files itself: `cat | grep -q` under pipefail fails when grep stops early and cat gets SIGPIPE
+  if grep -hvqE '^\| [^|]* \| (passed|skipped[^|]*) \|' "$LOGS"/*.rows 2> /dev/null; then return 1; fi
   return 0
 }
 
