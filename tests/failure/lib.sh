@@ -41,14 +41,26 @@ FASHION_MNIST=/usr/share/datasets/fashion-mnist
 rm -rf "$WORK" && mkdir -p "$WORK"
 
 # prep_data DIR [LIMIT]: real Fashion-MNIST (LIMIT train and LIMIT test images, default 600) as 3+3 shards;
-# the script is skipped (77) on hosts without Debian's dataset-fashion-mnist (GPU hosts, for example).
+# the script is skipped (77) on hosts without Debian's dataset-fashion-mnist (GPU hosts, for example). The
+# shards are prepared once per build tree, limit and fusetrain-prep binary, under a lock by the first case
+# that asks (beside the cases' folders), and copied into DIR, which the case may then damage as it likes.
 prep_data() {
   if [ ! -f "$FASHION_MNIST/train-images-idx3-ubyte.gz" ]; then
     echo "SKIP: dataset-fashion-mnist not installed ($FASHION_MNIST)"
     exit 77
   fi
-  "$FUSETRAIN_BIN/fusetrain-prep" --format idx --input "$FASHION_MNIST" --output "$1" --shards 3 \
-    --limit "${2:-600}" > /dev/null || ft_fail "fusetrain-prep failed"
+  local prep=$FUSETRAIN_BIN/fusetrain-prep shared
+  shared=$(dirname "$FUSETRAIN_TMP")/shared-fashion-mnist-${2:-600}
+  mkdir -p "$(dirname "$shared")"
+  (
+    flock 9
+    identity="$prep $(stat -c '%s %Y' "$prep")"
+    [ "$(cat "$shared.made-by" 2> /dev/null)" != "$identity" ] || exit 0
+    rm -rf "$shared" "$shared.made-by"
+    "$prep" --format idx --input "$FASHION_MNIST" --output "$shared" --shards 3 --limit "${2:-600}" > /dev/null &&
+      echo "$identity" > "$shared.made-by"
+  ) 9> "$shared.lock" || ft_fail "fusetrain-prep failed"
+  mkdir -p "$1" && cp -r "$shared"/. "$1"/ || ft_fail "could not copy the shared shards $shared into $1"
 }
 
 # The rank's process id of a running job, found by its command line and OMPI_COMM_WORLD_RANK. Retries for
