@@ -101,11 +101,7 @@ void check_engine(const World& world, Backend& backend, double bucket_mib) {
 TEST(PowerSgdEngine, BucketsReduceToTheAlgebraOnEveryRank) {
   const World& world = ft::test::world();
   if (world.size() == 1) GTEST_SKIP() << "one rank has nothing to reduce";
-  std::vector<BackendName> kinds{BackendName::mpi};
-#ifdef FUSETRAIN_WITH_GLOO
-  kinds.push_back(BackendName::gloo);
-#endif
-  for (const BackendName kind : kinds) {
+  for (const BackendName kind : host_backend_names()) {
     BackendOptions options;
     options.name = kind;
     auto backend = make_backend(world, options);

@@ -109,11 +109,7 @@ TEST(SyncBatchNorm, StepOfEveryRankEqualsOneRankWithAllImages) {
   const World& world = ft::test::world();
   if (world.size() == 1) GTEST_SKIP() << "needs several ranks";
   auto gradients = make_backend(world, BackendOptions{});
-  std::vector<BackendName> kinds{BackendName::mpi};
-#ifdef FUSETRAIN_WITH_GLOO
-  kinds.push_back(BackendName::gloo);
-#endif
-  for (const BackendName kind : kinds) {
+  for (const BackendName kind : host_backend_names()) {
     BackendOptions options;
     options.name = kind;
     auto norms = make_backend(world, options);
