@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
-# The file policy applied to every input of every command, not only the checkpoint: an output aimed at a file
-# the command reads (its config, checkpoint or model file, data shards, images, results files, sweep file or
-# runner, raw data) is refused even when replacing was allowed (--force, output.overwrite: true), naming that
-# input, before any work, and every file is byte-identical afterwards. Where a command's outputs cannot be
-# named onto its inputs (report's event files, prep's shards beside raw files), the inputs are checked to
-# stay as they were.
+# Every file policy on every input of every command: an output aimed at a file the command reads (config,
+# checkpoint, model, data, images, results, sweep file, runner, raw data) is refused, naming it, even with --force.
 set -euo pipefail
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "$0")/lib.sh"
+# Refused before any work, with every file byte-identical afterwards. Where a command's outputs cannot be
+# named onto its inputs (report's event files, prep's shards beside raw files), the inputs must stay as they were.
 prep_data "$WORK/data" 300
 runs=$WORK/runs
 write_config "$WORK/run.yaml" "$WORK/data" "train: {epochs: 1, threads: 1, seed: 7, device: cpu}" \

@@ -16,8 +16,9 @@ Mutants are deduplicated (the same mutated line); a file with more than --per-fi
 deterministically (one mutant per line, then a second per line, ..., in the order of a hash of the mutant),
 and the report gives generated and sampled counts.
 
-How they are judged, in a scratch copy outside the repository (--dir) built with FUSETRAIN_UNITY_BATCH=0,
-so one mutant recompiles one translation unit:
+How they are judged, in a scratch copy outside the repository (--dir) built like the project (unity batches,
+so the compiler cache of a checkout's build serves it), except that the files being mutated are kept out of
+the batches (FUSETRAIN_UNITY_ALONE), so one mutant recompiles one translation unit:
   1. compile the mutated file's object alone: a mutant that does not compile is invalid and dropped; one
      whose object is byte-identical to the original's is equivalent (trivial compiler equivalence), one
      identical to an earlier mutant's object is a duplicate of it;
@@ -47,17 +48,25 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+# universalmutator lives in the project's virtual environment (tools/setup.sh): run under its Python.
+VENV_PYTHON = pathlib.Path(os.environ.get("FUSETRAIN_CACHE", pathlib.Path.home() / ".cache" / "fusetrain")) / "venv/bin/python"
+try:
+    import universalmutator.mutator  # noqa: F401
+except ImportError:
+    if VENV_PYTHON.exists() and pathlib.Path(sys.prefix).resolve() != VENV_PYTHON.parent.parent.resolve():
+        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
+    raise SystemExit("universalmutator is missing: run tools/setup.sh (make setup), which installs it in "
+                     f"{VENV_PYTHON.parent.parent}")
 sys.path.insert(0, str(HERE))
 import run_mutants  # noqa: E402  (the scratch copy and ctest helpers of the hand-written list)
 
 RULES = ["universal.rules", "c_like.rules", "cpp.rules"]
 FULL_LABELS = ["unit", "mpi", "failure", "e2e"]
 DEFAULT_FULL_EXCLUDE = r"^(coursework|sweep)\."
-# The scratch build: one translation unit per source file, LibTorch's headers precompiled for the library's
-# files (scratch_pch.cmake), and a mutant that drops a value-returning function's return invalid rather than
-# undefined behaviour.
-SCRATCH_CMAKE = {"FUSETRAIN_UNITY_BATCH": "0", "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
-                 "CMAKE_CXX_FLAGS": "-Werror=return-type", "CMAKE_PROJECT_INCLUDE": str(HERE / "scratch_pch.cmake")}
+# The scratch build: the project's unity batches (a checkout configured with the same CMAKE_CXX_FLAGS shares
+# its compiler cache entries), the files being mutated compiled alone (FUSETRAIN_UNITY_ALONE, set per run), and
+# a mutant that drops a value-returning function's return invalid rather than undefined behaviour.
+SCRATCH_CMAKE = {"CMAKE_EXPORT_COMPILE_COMMANDS": "ON", "CMAKE_CXX_FLAGS": "-Werror=return-type"}
 
 
 def log(text: str) -> None:
@@ -388,9 +397,10 @@ def owner_stages(tree: pathlib.Path, src_path: str, owners: list, names: list) -
 
 
 class Scratch:
-    def __init__(self, args):
+    def __init__(self, args, paths: list):
         self.args = args
         self.dir = pathlib.Path(args.dir).resolve()
+        self.settings = {**SCRATCH_CMAKE, "FUSETRAIN_UNITY_ALONE": ";".join(sorted(paths))}
         settings = " ".join(f"-D{k}={v}" for k, v in SCRATCH_CMAKE.items())
         os.environ["FUSETRAIN_MUTANT_CMAKE_ARGS"] = (settings + " " +
                                                      os.environ.get("FUSETRAIN_MUTANT_CMAKE_ARGS", "")).strip()
@@ -409,7 +419,7 @@ class Scratch:
     def _configure_scratch(self):
         """A scratch folder configured before these settings (or by hand) is configured again with them."""
         cache = (self.build / "CMakeCache.txt").read_text()
-        missing = [f"-D{k}={v}" for k, v in SCRATCH_CMAKE.items()
+        missing = [f"-D{k}={v}" for k, v in self.settings.items()
                    if not re.search(rf"^{k}:\w+={re.escape(v)}$", cache, re.M)]
         if missing:
             log("configuring the scratch build again: " + " ".join(missing))
@@ -607,10 +617,11 @@ def judge(s: Scratch, m: Mutant, stages: list, args, seen_objects: dict, origina
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    what = p.add_mutually_exclusive_group(required=True)
+    what = p.add_mutually_exclusive_group()
     what.add_argument("--base", help="mutate the lines changed since this commit (e.g. main, origin/main)")
     what.add_argument("--since", help="mutate the lines changed since the last commit before this date")
-    what.add_argument("--files", nargs="+", metavar="PATH[:A-B]", help="mutate these files (or line ranges)")
+    p.add_argument("--files", nargs="+", metavar="PATH[:A-B]",
+                   help="mutate these files (or line ranges), alone or besides a change's lines (put it last)")
     p.add_argument("globs", nargs="*", help="only source paths matching these globs (e.g. 'src/io/output_claim*')")
     p.add_argument("--worktree", action="store_true", help="the working tree's files (uncommitted changes too)")
     p.add_argument("--headers", action="store_true", help="mutate changed headers too (slow: many recompiles)")
@@ -647,15 +658,26 @@ def main() -> int:
     args = parse_args()
     started = time.monotonic()
     read = source_reader(args)
-    if args.files:
-        lines = explicit_lines(args.files, read)
-        scope = "files " + " ".join(args.files)
-        paths = sorted(p for p in lines if p.endswith(".cpp") or (args.headers and p.endswith(".h")))
-    else:
+    lines, scopes, chosen_paths = collections.defaultdict(set), [], set()
+    if args.base or args.since:
         base = base_of(args)
-        lines = changed_lines(base, args.worktree)
-        scope = f"lines changed since {base[:10]}" + (f" (last commit before {args.since})" if args.since else "")
-        paths = sorted(p for p in lines if wanted(p, args.globs, args.headers))
+        changed = changed_lines(base, args.worktree)
+        scopes.append(f"lines changed since {base[:10]}" + (f" (last commit before {args.since})" if args.since else "")
+                      + (f" in {' '.join(args.globs)}" if args.globs else ""))
+        for path, numbers in changed.items():
+            if wanted(path, args.globs, args.headers):
+                lines[path].update(numbers)
+                chosen_paths.add(path)
+    if args.files:  # whole files or line ranges, alone or beside a change's lines
+        scopes.append("files " + " ".join(args.files))
+        for path, numbers in explicit_lines(args.files, read).items():
+            if path.endswith(".cpp") or (args.headers and path.endswith(".h")):
+                lines[path].update(numbers)
+                chosen_paths.add(path)
+    if not scopes:
+        raise SystemExit("say what to mutate: --base, --since and/or --files")
+    scope = "; ".join(scopes)
+    paths = sorted(chosen_paths)
     equivalents = read_equivalents(pathlib.Path(args.equivalent))
     plan, counts = [], {}
     for path in paths:
@@ -672,7 +694,7 @@ def main() -> int:
                 log(f"  {m.line:4} [{m.kind}] {m.describe()}")
         return 0
 
-    s = None if args.report else Scratch(args)
+    s = None if args.report else Scratch(args, [path for path, _ in plan])
     if s:
         ok, seconds, out = s.build_all()
         if not ok:

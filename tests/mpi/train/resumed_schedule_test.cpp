@@ -1,13 +1,5 @@
-// A run resumed on another number of ranks (elastic.batch local: the global batch changes), against a schedule
-// the test computes itself from the documented rules, not with fusetrain's scheduler: which optimizer step
-// each step of the resumed run is, the learning rate it trains with (warm-up then cosine, scaled by the batch
-// ratio), where lookahead pulls, and how many steps the run counts. The run stops after every step, each
-// segment on a fresh trainer, and each step is read back from its checkpoint: the position, the optimizer's
-// learning rate and lookahead's slow weights.
-//
-// The run: 96 images, 16 per rank and step, 2 epochs, cosine with a one-epoch warm-up, lookahead every 3
-// steps. Its first segment runs on all N ranks (N x 16 images a step), the rest on rank 0 alone (16 a step,
-// the learning rate times 16 / (16 N)).
+// A run resumed on fewer ranks (elastic.batch local) against a schedule computed in the test, not by fusetrain's
+// scheduler: each step's number, learning rate (warm-up, cosine, batch ratio), lookahead pulls and the count.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,8 +16,13 @@
 #include "test_paths.h"
 #include "train_fixture.h"
 
-namespace ft::test {
+namespace ft::test::resumed_schedule_test {
 namespace {
+
+// The run stops after every step, each segment on a fresh trainer, and each step is read back from its
+// checkpoint: the position, the optimizer's learning rate and lookahead's slow weights. The run: 96 images, 16
+// per rank and step, 2 epochs, cosine with a one-epoch warm-up, lookahead every 3 steps. Its first segment runs
+// on all N ranks (N x 16 images a step), the rest on rank 0 alone (16 a step, the learning rate times 1 / N).
 
 constexpr std::int64_t kImages = 96;
 constexpr int kBatch = 16, kEpochs = 2, kEvery = 3;
@@ -168,9 +165,11 @@ void check_resumed_schedule(int steps_before, const char* name) {
       EXPECT_EQ(s.pulled, due) << "lookahead " << (due ? "did not pull" : "pulled") << " after step " << expected_step;
       if (due) EXPECT_TRUE(s.weights_are_slow) << "the weights are not the slow copy after a pull";
       ++expected_step;
-      const std::int64_t in_epoch = expected_step % narrow_per_epoch;
-      EXPECT_EQ(s.step, in_epoch) << "the position within the epoch";
-      EXPECT_EQ(s.epoch, static_cast<int>(expected_step / narrow_per_epoch) + 1) << "the epoch";
+      // The position after the step: its epoch and the steps of that epoch done (an epoch's last step leaves
+      // that epoch with all its steps done, evaluated when the run goes on).
+      const std::int64_t epoch = (expected_step - 1) / narrow_per_epoch + 1;
+      EXPECT_EQ(s.epoch, static_cast<int>(epoch)) << "the epoch";
+      EXPECT_EQ(s.step, expected_step - (epoch - 1) * narrow_per_epoch) << "the steps done within the epoch";
     }
     ASSERT_TRUE(outcome) << "the run did not end";
     EXPECT_EQ(expected_step, narrow_per_epoch * kEpochs) << "the run ended before its last step";
@@ -191,4 +190,4 @@ TEST(ResumedSchedule, ResizedAtAnEpochsEndFollowsTheScheduleOfTheNewStepSize) {
 }
 
 }  // namespace
-}  // namespace ft::test
+}  // namespace ft::test::resumed_schedule_test

@@ -1,7 +1,5 @@
-// The optimizer's state across a checkpoint written under one optimizer implementation and resumed under the
-// other (optimizer.implementation auto: a GPU run's fused steps resumed on a CPU, and a CPU run resumed on a
-// GPU): the run goes on as LibTorch's own optimizer does when it steps the same gradients from the start,
-// with no checkpoint at all. The reference never touches FusedStep or the checkpoint code.
+// Optimizer state across a checkpoint written by the fused step and resumed by LibTorch's optimizer, and back:
+// the run goes on as LibTorch's optimizer stepping the same gradients from the start, with no checkpoint.
 #include <gtest/gtest.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
@@ -17,6 +15,9 @@
 
 namespace ft::fused_resume_test {
 namespace {
+
+// optimizer.implementation auto: a GPU run's fused steps resumed on a CPU, a CPU run resumed on a GPU. The
+// reference never touches FusedStep or the checkpoint code.
 
 constexpr int kSteps = 6;       // optimizer steps of the whole run
 constexpr int kCheckpoint = 3;  // the steps before the checkpoint

@@ -1,8 +1,5 @@
-// distributed.reproducible on one rank against references that share none of its code: the BatchNorm running
-// statistics computed in the test from the training images themselves (the network's first layer is the
-// BatchNorm, so its batch statistics are those of the normalised images), and the default mode's loss, weights
-// and statistics for the same micro-batches, in float64. The mode's own tests compare it with itself (one rank
-// against two or four); a slip that every rank count shares passes those and fails these.
+// distributed.reproducible on one rank against references sharing none of its code: BatchNorm's running
+// statistics computed here from the images in float64, and the default mode's loss and weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +16,10 @@
 
 namespace ft::reproducible_reference_test {
 namespace {
+
+// The network's first layer is the BatchNorm, so its batch statistics are those of the normalised images. The
+// mode's own tests compare it with itself (one rank against two or four); a slip every rank count shares passes
+// those and fails these.
 
 constexpr std::int64_t kImages = 32;  // training images
 constexpr int kSide = 6, kChannels = 3, kClasses = 4;
