@@ -435,7 +435,11 @@ class Scratch:
         for entry in commands:
             source = pathlib.Path(entry["file"])
             if self.tree in source.parents:
-                out[str(source.relative_to(self.tree))] = entry["output"]
+                output = entry.get("output")  # older CMake names it only in the command
+                if output is None:
+                    words = shlex.split(entry.get("command", ""))
+                    output = words[words.index("-o") + 1]
+                out[str(source.relative_to(self.tree))] = output
         return out
 
     def _digest(self, folder: str) -> str:
