@@ -19,6 +19,7 @@
 #include "app/error_text.h"
 #include "config/sweep.h"
 #include "io/atomic_file.h"
+#include "io/output_claim.h"
 #include "io/paths.h"
 #include "io/text_file.h"
 #include "results/report_table.h"
@@ -396,6 +397,11 @@ int sweep_command(int argc, char** argv) {
     const std::string sbatch = array_script(plan, find_runner(runner));
     check_not_stale(plan, points);
     ensure_writable_directory(plan.dir);
+    // The plan is rewritten freely, but never onto the sweep file or the runner it was made from.
+    const std::vector<std::pair<std::string, std::string>> inputs = {{"the sweep file", file},
+                                                                     {"--runner", find_runner(runner)}};
+    for (const std::string& name : {"config.yaml", "manifest.yaml", "points.tsv", "sweep.sbatch", "run.sh"})
+      claim_output({paths::join(plan.dir, name), "--out", "--force", true, inputs});
     paths::create_directories(plan.results);
     paths::create_directories(plan.logs);
     write_text(plan.config, plan.sweep.base_yaml);
