@@ -119,8 +119,9 @@ sweep_inputs() {
 sweep_inputs
 check onto_input sweep_onto_its_file "the sweep file" "$WORK/sweep/config\.yaml" \
   "$FT" sweep "$WORK/sweep/config.yaml" --out "$WORK/sweep"
+cp "$WORK/sweep/config.yaml" "$WORK/sweep-elsewhere.yaml"  # so that only the runner lies in --out
 check onto_input sweep_onto_its_runner "--runner" "$WORK/sweep/sweep\.sbatch" \
-  "$FT" sweep "$WORK/sweep/config.yaml" --out "$WORK/sweep" --runner "$WORK/sweep/sweep.sbatch"
+  "$FT" sweep "$WORK/sweep-elsewhere.yaml" --out "$WORK/sweep" --runner "$WORK/sweep/sweep.sbatch"
 
 # report --tensorboard: event files are named by TensorBoard's scheme, so no input can be one; the results file
 # read stays as it is even when it lies in the run's event folder and --force replaces the events there.
