@@ -20,11 +20,11 @@ namespace ft::test::resumed_schedule_test {
 namespace {
 
 // The run stops after every step, each segment on a fresh trainer, and each step is read back from its
-// checkpoint: the position, the optimizer's learning rate and lookahead's slow weights. The run: 96 images, 16
+// checkpoint: the position, the optimizer's learning rate and lookahead's slow weights. The run: 192 images, 16
 // per rank and step, 2 epochs, cosine with a one-epoch warm-up, lookahead every 3 steps. Its first segment runs
 // on all N ranks (N x 16 images a step), the rest on rank 0 alone (16 a step, the learning rate times 1 / N).
 
-constexpr std::int64_t kImages = 96;
+constexpr std::int64_t kImages = 192;  // whole steps of 16 images on 1, 2, 3 and 4 ranks
 constexpr int kBatch = 16, kEpochs = 2, kEvery = 3;
 constexpr double kLr = 0.05, kWarmupEpochs = 1, kWarmupStart = 0.1, kMinLr = 0.001;
 
