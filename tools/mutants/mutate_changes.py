@@ -495,7 +495,7 @@ class Scratch:
         numbers = sorted(order.index(n) + 1 for n in names)
         listing = self.dir / "selections" / f"{sha(json.dumps(numbers))[:16]}.txt"
         listing.parent.mkdir(exist_ok=True)
-        listing.write_text(",,," + ",".join(map(str, numbers)) + "\n")
+        listing.write_text("0,0,0," + ",".join(map(str, numbers)) + "\n")  # an empty range (",,,") means all
         return ["-I", str(listing)]
 
     def ctest(self, select: list, limit):
