@@ -22,7 +22,8 @@ the batches (FUSETRAIN_UNITY_ALONE), so one mutant recompiles one translation un
   1. compile the mutated file's object alone: a mutant that does not compile is invalid and dropped; one
      whose object is byte-identical to the original's is equivalent (trivial compiler equivalence), one
      identical to an earlier mutant's object is a duplicate of it;
-  2. run the tests that own the file (ctest --stop-on-failure): the unit tests of the source folder's mirror
+  2. run the tests that own the file (ctest --stop-on-failure; a stage's unmutated time is measured when
+     a mutant first reaches it): the unit tests of the source folder's mirror
      (tests/unit/<folder>/test_<file>.cpp) and of every unit test file including the file's header, plus
      the declared owners in tools/mutants/owners.txt (MPI, e2e, failure cases);
   3. a mutant that survives that runs the unit, mpi, failure and e2e labels in turn, each to its first
@@ -576,6 +577,22 @@ def full_baselines(s: Scratch, m: Mutant, args) -> None:
         apply(s, m)
 
 
+def owner_baseline(s: Scratch, m: Mutant, label: str, select: list, names: list) -> None:
+    """The unmutated time of an owners stage, measured the first time a mutant of the file reaches it (a stage
+    that every mutant before was caught by never costs a run): the file is restored, the stage's targets built
+    and run, and the mutant put back."""
+    if s.known_baseline(select) is not None:
+        return
+    restore(s, m)
+    try:
+        code, _, out = s.ninja(s.targets_for(names))
+        if code != 0:
+            raise SystemExit(f"the unmutated scratch copy does not build the targets of {label}:\n" + out[-3000:])
+        s.baseline(label, select)
+    finally:
+        apply(s, m)
+
+
 def judge(s: Scratch, m: Mutant, stages: list, args, seen_objects: dict, original_object: str) -> dict:
     result = {"file": m.path, "line": m.line, "from": m.before.rstrip("\n"), "to": m.after.rstrip("\n"),
               "kind": m.kind, "rule": m.rule}
@@ -595,6 +612,7 @@ def judge(s: Scratch, m: Mutant, stages: list, args, seen_objects: dict, origina
         built_all = False
         for label, select, names in plan:
             if names is not None:
+                owner_baseline(s, m, f"{m.path} {label}", select, names)
                 code, _, out = s.ninja(s.targets_for(names))
             elif not built_all:
                 full_baselines(s, m, args)
@@ -729,8 +747,6 @@ def main() -> int:
                     stages = owner_stages(s.tree, path, owners, list(s.ctest_names()))
                     log(f"{path}: " + ("; ".join(f"{label} ({len(names)})" for label, names in stages)
                                        or f"no owning tests (add a row to {args.owners})"))
-                    for label, names in stages:
-                        s.baseline(f"{path} {label}", s.selection(names))
                 t0 = time.monotonic()
                 result = judge(s, m, stages, args, seen_objects, original_object)
                 result["judged_s"] = round(time.monotonic() - t0)
