@@ -10,7 +10,7 @@ MPIRUN ?= mpirun
 MPIRUN_FLAGS ?= --oversubscribe --bind-to none $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
 FASHION_MNIST ?= /usr/share/datasets/fashion-mnist
 
-.PHONY: setup configure build programs demo test clean
+.PHONY: setup configure build programs demo test mutants clean
 
 setup:
 	@bash tools/setup.sh
@@ -38,6 +38,12 @@ demo: programs data/fashion-mnist/train-00000-of-00002.h5
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Generated mutants of the lines changed since BASE (default main), judged by the tests: tools/mutants.
+BASE ?= main
+MUTANT_ARGS ?=
+mutants: setup
+	$(FUSETRAIN_CACHE)/venv/bin/python tools/mutants/mutate_changes.py --base $(BASE) --jobs $(JOBS) $(MUTANT_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -46,10 +46,12 @@ fi
 # Report tooling (h5py, matplotlib, lizard), the export tools' (tools/export: safetensors, ONNX),
 # TensorBoard, whose own reader checks the event files a run writes, and airbench, the reference the fast
 # recipe is timed against on GPUs (tools/bench/airbench94.py; found, not imported: importing it needs
-# torchvision, which this venv lacks and airbench94.py stands in for).
+# torchvision, which this venv lacks and airbench94.py stands in for), and universalmutator, whose C++ rules
+# generate the mutants of tools/mutants/mutate_changes.py.
 py_pkgs=(h5py matplotlib numpy pyyaml lizard==1.24.3 safetensors onnx onnxruntime onnxscript tensorboard
-         airbench==0.1.8)
+         airbench==0.1.8 universalmutator==1.14.1)
 "$venv/bin/python" -c 'import h5py, matplotlib, numpy, yaml, lizard, safetensors, onnx, onnxruntime, onnxscript, tensorboard
+import universalmutator.mutator
 import importlib.util; assert importlib.util.find_spec("airbench")' \
   2>/dev/null || "$venv/bin/python" -m pip install -q "${py_pkgs[@]}"
 

@@ -9,6 +9,8 @@
 #include "app/commands.h"
 #include "app/error_text.h"
 #include "app/launch_env.h"
+#include "checkpoint/model_file.h"
+#include "config/loader.h"
 #include "io/output_claim.h"
 #include "io/paths.h"
 #include "results/evaluation_file.h"
@@ -46,6 +48,12 @@ EvaluationRequest request_from(const po::variables_map& vm) {
 std::string claim_evaluation_output(const EvaluationRequest& r, const std::string& out, bool force) {
   std::vector<std::pair<std::string, std::string>> inputs = {{"--checkpoint", r.model_path}};
   if (!r.config_path.empty()) inputs.emplace_back("--config", r.config_path);
+  if (!r.data_dir.empty())
+    add_inputs(inputs, "--data", r.data_dir);
+  else if (!r.config_path.empty())
+    add_inputs(inputs, "data.path", load_config(r.config_path).data.path);
+  else
+    add_inputs(inputs, "data.path", load_trained_model(r.model_path).info.config.data.path);
   if (!out.empty()) {
     claim_output({out, "--out", "--force", force, inputs});
     return out;

@@ -36,9 +36,13 @@ void run_export(const ExportRequest& r) {
   FT_REQUIRE(r.format == "safetensors" || r.format == "torch", "--format '", r.format,
              "' is not an export format: use safetensors or torch");
   std::vector<std::pair<std::string, std::string>> inputs = {{"--checkpoint", r.checkpoint}};
-  if (!r.data.empty()) inputs.emplace_back("--data", r.data);
-  claim_output({r.out, "--out", "--force", r.force, inputs});
+  claim_output({r.out, "--out", "--force", r.force, inputs});  // before reading anything
   TrainedModel model = load_trained_model(r.checkpoint, r.data);
+  if (!r.data.empty())
+    add_inputs(inputs, "--data", r.data);
+  else
+    add_inputs(inputs, "data.path", model.info.config.data.path);
+  claim_output({r.out, "--out", "--force", r.force, inputs});  // nor the data describing the model
   write_file_atomically(r.out, export_bytes(model, r.format));
   std::printf("export: %s (%s, %zu tensors) -> %s\n", r.checkpoint.c_str(), r.format.c_str(),
               model_state(*model.network).size(), r.out.c_str());

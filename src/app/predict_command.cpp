@@ -45,7 +45,11 @@ class CsvSink {
     const std::string& path = o.out;
     if (path.empty()) return;
     std::vector<std::pair<std::string, std::string>> inputs = {{"--checkpoint", o.model}};
-    for (const auto& input : o.inputs) inputs.emplace_back("an input", input);
+    for (const auto& input : o.inputs) {
+      inputs.emplace_back("an input", input);
+      add_inputs(inputs, "an input", input);
+    }
+    add_inputs(inputs, "--data", o.data_dir);
     claim_output({path, "--out", "--force", o.force, inputs});
     atomic_ = std::make_unique<AtomicFile>(path);
     file_.open(atomic_->temp_path(), std::ios::binary | std::ios::trunc);

@@ -19,6 +19,7 @@
 #include "app/error_text.h"
 #include "config/sweep.h"
 #include "io/atomic_file.h"
+#include "io/output_claim.h"
 #include "io/paths.h"
 #include "io/text_file.h"
 #include "results/report_table.h"
@@ -217,6 +218,16 @@ void check_not_stale(const Plan& plan, const std::string& points) {
              "points.tsv or config.yaml differ): pass another --out, or remove the directory to start over");
 }
 
+// The plan's folder, writable; its files are rewritten freely, but never onto the sweep file or the runner
+// the plan was made from.
+void claim_plan_files(const Plan& plan, const std::string& sweep_file, const std::string& runner) {
+  ensure_writable_directory(plan.dir);
+  const std::vector<std::pair<std::string, std::string>> inputs = {{"the sweep file", sweep_file},
+                                                                   {"--runner", runner}};
+  for (const std::string& name : {"config.yaml", "manifest.yaml", "points.tsv", "sweep.sbatch", "run.sh"})
+    claim_output({paths::join(plan.dir, name), "--out", "--force", true, inputs});
+}
+
 volatile pid_t g_child = 0;
 extern "C" void ask_child_to_stop(int) {
   if (g_child > 0) kill(g_child, SIGUSR1);
@@ -395,7 +406,7 @@ int sweep_command(int argc, char** argv) {
     const std::string runner = vm.count("runner") ? vm["runner"].as<std::string>() : "";
     const std::string sbatch = array_script(plan, find_runner(runner));
     check_not_stale(plan, points);
-    ensure_writable_directory(plan.dir);
+    claim_plan_files(plan, file, find_runner(runner));
     paths::create_directories(plan.results);
     paths::create_directories(plan.logs);
     write_text(plan.config, plan.sweep.base_yaml);

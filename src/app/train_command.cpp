@@ -186,6 +186,7 @@ void print_banner(const Config& config, const World& world, const Backend& backe
 // What the train command line asks beyond the config.
 struct TrainFlags {
   std::string command_line;
+  std::string config_file;  // --config, an input no output may replace
   bool discard_damaged_checkpoints = false;
 };
 
@@ -200,7 +201,7 @@ void run_training(const Config& config, const TrainFlags& flags, World& world, R
   const at::Device device = place_rank(config, world);
   const std::string started = world.broadcast(timestamp("%Y-%m-%dT%H:%M:%SZ"));
   const RunPaths paths_of_run = run_paths(config, world);
-  if (world.rank() == 0) claim_run_outputs(config, paths_of_run, world.size());
+  if (world.rank() == 0) claim_run_outputs(config, paths_of_run, world.size(), {{"--config", flags.config_file}});
   world.barrier();
 
   BackendOptions backend_options = run_backend_options(config, device);
@@ -300,6 +301,7 @@ int train_command(int argc, char** argv) {
   flags.command_line = "fusetrain";
   for (int i = 0; i < argc; ++i) flags.command_line += std::string(" ") + argv[i];
   flags.discard_damaged_checkpoints = vm.count("discard-damaged-checkpoints") > 0;
+  flags.config_file = vm["config"].as<std::string>();
 
   Config config;
   try {

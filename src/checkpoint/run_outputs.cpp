@@ -77,8 +77,9 @@ void note(const std::string& text) {
 
 // A file the run writes under a path the user gave in the config: kept unless output.overwrite allows
 // replacing it or the run resumes (its own earlier segment wrote it).
-void claim_configured(const std::string& key, const std::string& path, const Config& config, bool resumes) {
-  claim_output({path, key, "output.overwrite: true", config.output.overwrite || resumes, {}});
+void claim_configured(const std::string& key, const std::string& path, const Config& config, bool resumes,
+                      const std::vector<std::pair<std::string, std::string>>& inputs) {
+  claim_output({path, key, "output.overwrite: true", config.output.overwrite || resumes, inputs});
 }
 
 }  // namespace
@@ -104,17 +105,21 @@ RunPaths run_paths(const Config& config, const World& world) {
   return shared;
 }
 
-void claim_run_outputs(const Config& config, const RunPaths& p, int world_size) {
+void claim_run_outputs(const Config& config, const RunPaths& p, int world_size,
+                       const std::vector<std::pair<std::string, std::string>>& given_inputs) {
   ensure_writable_directory(config.output.dir);
+  auto inputs = given_inputs;
+  add_inputs(inputs, "data.path", config.data.path);
   // The run's own name: free, its own resume, or output.overwrite (run_paths chose it so).
-  claim_output({p.results, "results file", "output.overwrite: true", true, {}});
-  if (!p.model.empty()) claim_output({p.model, "model file", "output.overwrite: true", true, {}});
+  claim_output({p.results, "results file", "output.overwrite: true", true, inputs});
+  if (!p.model.empty()) claim_output({p.model, "model file", "output.overwrite: true", true, inputs});
   remove_stale_checkpoint_temporaries(p.checkpoint, config.train.keep_checkpoints);
   if (!config.distributed.timeline.empty())
-    claim_configured("distributed.timeline", config.distributed.timeline, config, p.resumes);
+    claim_configured("distributed.timeline", config.distributed.timeline, config, p.resumes, inputs);
   for (int rank = 0; rank < world_size && !config.profile.trace.empty(); ++rank)
     for (int cycle = 1; cycle <= config.profile.repeat; ++cycle)
-      claim_configured("profile.trace", profile_trace_path(config.profile.trace, rank, cycle), config, p.resumes);
+      claim_configured("profile.trace", profile_trace_path(config.profile.trace, rank, cycle), config, p.resumes,
+                       inputs);
   if (!p.renamed_from.empty())
     note(cat("'", p.renamed_from, "' is the name of an earlier run in ", config.output.dir, " (its files are kept): ",
              "this run is named '", p.name, "' and writes ", p.results,

@@ -34,6 +34,9 @@ RunPaths run_paths(const Config& config, const World& world);
 // paths, distributed.timeline, the `world_size` ranks' profile.trace files) and none replaces a file this
 // run may not replace; says so when the run was given a numbered name. Throws ft::Error naming the path
 // and the key.
-void claim_run_outputs(const Config& config, const RunPaths& paths, int world_size);
+// `inputs`: (how named, path) of the files the run reads (its config file, its data shards); no output may
+// be one of them, whatever output.overwrite says.
+void claim_run_outputs(const Config& config, const RunPaths& paths, int world_size,
+                       const std::vector<std::pair<std::string, std::string>>& inputs = {});
 
 }  // namespace ft

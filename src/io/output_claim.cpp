@@ -34,6 +34,19 @@ void claim_output(const OutputClaim& c) {
   remove_stale_temporaries(c.path);
 }
 
+void add_inputs(std::vector<std::pair<std::string, std::string>>& inputs, const std::string& named_by,
+                const std::string& path) {
+  if (path.empty()) return;
+  if (!paths::is_directory(path)) {
+    if (paths::exists(path)) inputs.emplace_back(named_by, path);
+    return;
+  }
+  for (const std::string& name : paths::list_directory(path)) {
+    const std::string file = paths::join(path, name);
+    if (paths::is_regular_file(file)) inputs.emplace_back(named_by, file);
+  }
+}
+
 std::string numbered_path(const std::string& path, int n) {
   if (n <= 1) return path;
   const std::string dir = paths::parent(path);

@@ -25,6 +25,11 @@ struct OutputClaim {
 // processes left while writing it.
 void claim_output(const OutputClaim& claim);
 
+// Adds what a command reads at `path`, named `named_by` in messages: a file as itself, a folder as every file
+// directly in it (a data folder's shards, an input folder's images); nothing for a path that does not exist.
+void add_inputs(std::vector<std::pair<std::string, std::string>>& inputs, const std::string& named_by,
+                const std::string& path);
+
 // True when `a` and `b` are the same file: the same device and inode when both exist (links, "./x" and
 // "x"), else the same absolute normal path.
 bool same_file(const std::string& a, const std::string& b);

@@ -2,6 +2,8 @@
 // all ranks hold identical weights, so every rank applies the same pulls without communicating.
 #include "optim/lookahead.h"
 
+#include <ATen/core/grad_mode.h>
+
 #include <cmath>
 
 #include "runtime/error.h"

@@ -103,6 +103,8 @@ TEST(SegmentPlan, ReproducibleKeepsItsMicroBatchesOnAnyDivisor) {
     EXPECT_EQ(plan.layout.accumulation, 8 / ranks) << ranks;
     EXPECT_EQ(plan.layout.global_batch, 128) << ranks;
     EXPECT_EQ(plan.layout.lr_factor, 1.0) << ranks;
+    // What the checkpoint keeps as the first segment's global batch: 8 micro-batches of 16 images.
+    EXPECT_EQ(plan.reference_batch, 128) << ranks;
   }
   try {
     plan_segment(c, world(3), nullptr);

@@ -59,6 +59,10 @@ TEST(TrainerLearns, FashionMnistSubsetReachesAccuracy) {
   // points under the lowest, nearly 3x the spread between ISAs.
   std::printf("simple_cnn final test accuracy %.4f\n", outcome.summary.final_test_acc);
   EXPECT_GE(outcome.summary.final_test_acc, 0.77) << "test accuracy " << outcome.summary.final_test_acc;
+  // The images the second epoch classified right while training on them: far above chance (0.1) for a network
+  // that scores 0.77 on the test split (0.8039 measured, default ISA; the bound is half of that).
+  std::printf("simple_cnn epoch 2 train accuracy %.4f\n", outcome.epochs[1].train_acc);
+  EXPECT_GE(outcome.epochs[1].train_acc, 0.4) << "train accuracy " << outcome.epochs[1].train_acc;
   EXPECT_EQ(outcome.data.dataset, "fashion-mnist");
   EXPECT_EQ(outcome.rank.train_images, 6000);
 }
