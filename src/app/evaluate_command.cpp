@@ -53,7 +53,7 @@ std::string claim_evaluation_output(const EvaluationRequest& r, const std::strin
   else if (!r.config_path.empty())
     add_inputs(inputs, "data.path", load_config(r.config_path).data.path);
   else
-    add_inputs(inputs, "data.path", load_trained_model(r.model_path).info.config.data.path);
+    add_inputs(inputs, "data.path", load_model_info(r.model_path).config.data.path);
   if (!out.empty()) {
     claim_output({out, "--out", "--force", force, inputs});
     return out;

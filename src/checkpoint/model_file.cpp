@@ -198,23 +198,37 @@ void save_model_file(const std::string& path, Network& network, const ModelInfo&
   write_checksummed_file(path, archive_bytes(archive, path, "model file"));
 }
 
-TrainedModel load_trained_model(const std::string& path, const std::string& data_dir) {
-  torch::serialize::InputArchive archive;
-  open_verified(archive, path);
+namespace {
+
+// The description a verified model file or checkpoint archive holds (see load_trained_model).
+ModelInfo archive_model_info(torch::serialize::InputArchive& archive, const std::string& path,
+                             const std::string& data_dir) {
   c10::IValue kind, format;
-  TrainedModel model;
   if (archive.try_read("kind", kind)) {
     FT_REQUIRE(kind.isString() && kind.toStringRef() == kKind, path, " is not a fusetrain model file");
     FT_REQUIRE(archive.try_read("format", format) && format.isInt() &&
                    (format.toInt() == kModelFormat || format.toInt() == kUnverifiedModelFormat),
                "model file ", path, " was written by another fusetrain version (this one reads model formats ",
                kUnverifiedModelFormat, " and ", kModelFormat, ")");
-    model.info = read_model_info(archive, path);
-  } else if (archive.try_read("fingerprint", format)) {
-    model.info = checkpoint_info(archive, path, data_dir);
-  } else {
-    throw Error(cat(path, " is neither a fusetrain model file nor a checkpoint"));
+    return read_model_info(archive, path);
   }
+  if (archive.try_read("fingerprint", format)) return checkpoint_info(archive, path, data_dir);
+  throw Error(cat(path, " is neither a fusetrain model file nor a checkpoint"));
+}
+
+}  // namespace
+
+ModelInfo load_model_info(const std::string& path, const std::string& data_dir) {
+  torch::serialize::InputArchive archive;
+  open_verified(archive, path);
+  return archive_model_info(archive, path, data_dir);
+}
+
+TrainedModel load_trained_model(const std::string& path, const std::string& data_dir) {
+  torch::serialize::InputArchive archive;
+  open_verified(archive, path);
+  TrainedModel model;
+  model.info = archive_model_info(archive, path, data_dir);
   // make_network builds CPU float32 tensors already; Module::to(dtype) would also turn the integer buffers
   // (BatchNorm's num_batches_tracked, int64) into floats, which exports must keep as int64.
   model.network = make_network(model.info.config.model, model.info.input);

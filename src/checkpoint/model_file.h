@@ -55,6 +55,10 @@ void save_model_file(const std::string& path, Network& network, const ModelInfo&
 // shape).
 TrainedModel load_trained_model(const std::string& path, const std::string& data_dir = "");
 
+// The description alone of the model file or checkpoint at `path` (verified as load_trained_model does),
+// without building the network or reading its tensors.
+ModelInfo load_model_info(const std::string& path, const std::string& data_dir = "");
+
 // Throws ft::Error naming `model_path` and `data_dir` when images of `meta`'s shape and classes cannot be
 // fed to the model described by `info`.
 void require_compatible_data(const ModelInfo& info, const ShardMeta& meta, const std::string& model_path,
