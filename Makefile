@@ -6,9 +6,10 @@ export CCACHE_DIR ?= $(FUSETRAIN_CACHE)/ccache
 BUILD ?= build
 JOBS ?= $(shell nproc)
 # ctest runs one test more than there are cores: most of the suite's time is spent waiting (mpirun and LibTorch
-# starting, ranks polling, stall timeouts running out; on 2 cores the failure label used 41% of one core), and the
-# tests that time something or fill every core run alone (RUN_SERIAL).
+# starting, ranks polling, stall timeouts running out; on 2 cores the failure label used 41% of one core). Each
+# test claims the cores it keeps busy (PROCESSORS), and the ones that must not overlap share a RESOURCE_LOCK.
 TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
+COST_DATA = $(BUILD)/Testing/Temporary/CTestCostData.txt
 NP ?= 2
 MPIRUN ?= mpirun
 MPIRUN_FLAGS ?= --oversubscribe --bind-to none $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
@@ -40,7 +41,10 @@ demo: programs data/fashion-mnist/train-00000-of-00002.h5
 	CONFIG=configs/quickstart.yaml NP=$(NP) FUSETRAIN_BIN=$(BUILD)/bin/fusetrain MPIRUN="$(MPIRUN) $(MPIRUN_FLAGS)" \
 	  bash jobs/workstation/run.sh
 
+# A new build tree has no test times yet: tests/ctest_costs.txt gives ctest the measured ones, so the longest
+# tests start first (ctest keeps its own figures from then on).
 test: build
+	@[ -f $(COST_DATA) ] || { mkdir -p $(dir $(COST_DATA)) && { grep -v '^#' tests/ctest_costs.txt; echo ---; } > $(COST_DATA); }
 	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 
 # Generated mutants of the lines changed since BASE (default main), judged by the tests: tools/mutants.
