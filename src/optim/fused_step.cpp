@@ -148,7 +148,10 @@ void FusedStep::use_device_rates() {
   for (auto& group : optimizer_.param_groups()) {
     const auto& params = group.params();
     const auto device = params.empty() ? at::Device(at::kCPU) : params.front().device();
-    rates_.push_back(at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat)));
+    // CUDA's fused kernels read the rate as float32; the CPU kernel reads a double, so a CPU replay of a graphed
+    // step (its test seam) gets the very bits the eager step passes as an argument.
+    const auto dtype = device.is_cuda() ? at::kFloat : at::kDouble;
+    rates_.push_back(at::zeros({}, at::TensorOptions().device(device).dtype(dtype)));
   }
   load_rates();
 }

@@ -46,7 +46,7 @@ class FusedStep {
   torch::optim::Optimizer& optimizer_;
   OptimizerName name_;
   std::map<const void*, at::Tensor> steps_;  // per parameter (by TensorImpl): float32 step count on its device
-  std::vector<at::Tensor> rates_;  // use_device_rates(): per group, a float32 scalar on the device
+  std::vector<at::Tensor> rates_;  // use_device_rates(): per group, a scalar on the device (float32 on CUDA)
 };
 
 }  // namespace ft
