@@ -11,7 +11,8 @@
 # (timed all-reduces per run, default 10), STEPS (timed training steps per run, default 10: with 5 one
 # disturbed step moved a run's scaling by 2-3%), BATCH (default 32), IPERF_SECONDS (default 3), SECTIONS (which
 # parts run, default "link allreduce autotune steps"), POWERSGD_RANK (with it, the steps also run 2 nodes with
-# PowerSGD at that rank from the first step, distributed.compression powersgd, and report their scaling).
+# PowerSGD at that rank from the first step, distributed.compression powersgd, and report their scaling),
+# STEP_BACKEND (the steps' gradient backend, mpi or gloo, default mpi; with gloo the MPI_Iallreduce row is left out).
 set -euo pipefail
 [ $# -eq 1 ] || { sed -n '4,6p' "$0"; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -122,7 +123,7 @@ step() {
   local log=$FUSETRAIN_TMP/step-$1.log nodes=$2 per=$3
   shift 3
   mn_mpirun node1 "$(hosts "$nodes" "$per")" $((nodes * per)) "$FT" bench step-worker --model resnet18 --device cpu \
-    --threads 1 --batch "${BATCH:-32}" --steps "${STEPS:-10}" --warmup 2 "$@" > "$log" 2>&1 ||
+    --backend "$step_backend" --threads 1 --batch "${BATCH:-32}" --steps "${STEPS:-10}" --warmup 2 "$@" > "$log" 2>&1 ||
     { tail -n 20 "$log"; mn_fail "bench step-worker failed (see $log)"; }
   awk '/^images_per_s=/ { for (i = 1; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
        printf "%s|%s|%s|%s\n", v["images_per_s"], v["allreduce_ms"], v["exposed_ms"], v["hidden"] }' "$log"
@@ -151,10 +152,13 @@ step_rows() {
   local one two_nodes two_native one_node two_powersgd="" row name result n ips allreduce exposed hidden
   one=$(step "1x1-$1" 1 1)
   two_nodes=$(step "2x1-$1" 2 1)
-  two_native=$(step "2x1-native-$1" 2 1 --mpi-algorithm native)
+  local rows=("1 node x 1 rank:$one:1" "2 nodes x 1 rank (TCP between nodes):$two_nodes:2")
+  if [ "$step_backend" = mpi ]; then
+    two_native=$(step "2x1-native-$1" 2 1 --mpi-algorithm native)
+    rows+=("2 nodes x 1 rank, MPI_Iallreduce (native):$two_native:2")
+  fi
   one_node=$(step "1x2-$1" 1 2)
-  local rows=("1 node x 1 rank:$one:1" "2 nodes x 1 rank (TCP between nodes):$two_nodes:2"
-    "2 nodes x 1 rank, MPI_Iallreduce (native):$two_native:2" "1 node x 2 ranks (shared memory):$one_node:2")
+  rows+=("1 node x 2 ranks (shared memory):$one_node:2")
   if [ -n "${POWERSGD_RANK:-}" ]; then
     two_powersgd=$(step "2x1-powersgd-$1" 2 1 --powersgd-rank "$POWERSGD_RANK")
     rows+=("2 nodes x 1 rank, PowerSGD rank $POWERSGD_RANK:$two_powersgd:2")
@@ -179,8 +183,10 @@ median_scaling() {
            v[1], v[NR] }'
 }
 
+step_backend=${STEP_BACKEND:-mpi}
+case $step_backend in mpi | gloo) ;; *) mn_fail "STEP_BACKEND=$step_backend: mpi or gloo" ;; esac
 netns_up 2 "$rate" > /dev/null
-echo "--- ResNet-18 steps, batch ${BATCH:-32} per rank, 1 thread per rank, $rate links; per step: all-reduce time" \
+echo "--- ResNet-18 steps over $step_backend, batch ${BATCH:-32} per rank, 1 thread per rank, $rate links; per step: all-reduce time" \
   "on the communication thread, the part the training thread waited for (exposed) and the share hidden"
 printf '| layout | run | images_per_s | scaling_efficiency | allreduce_ms | exposed_ms | hidden |\n'
 printf '|---|---|---|---|---|---|---|\n'
