@@ -11,14 +11,6 @@ std::map<std::string, std::unique_ptr<Backend>> g_backends;
 
 }  // namespace
 
-std::vector<std::string> host_backends() {
-#ifdef FUSETRAIN_WITH_GLOO
-  return {"mpi", "gloo"};
-#else
-  return {"mpi"};
-#endif
-}
-
 Backend& shared_backend(const std::string& name) {
   auto& slot = g_backends[name];
   if (!slot) {

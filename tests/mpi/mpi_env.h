@@ -7,12 +7,10 @@
 #include <vector>
 
 #include "comm/backend.h"
+#include "host_backends.h"
 #include "test_world.h"
 
 namespace ft::test {
-
-// The host-memory backends compiled into this build ("mpi", and "gloo" when built).
-std::vector<std::string> host_backends();
 
 // A backend shared by all cases (stall timeout 20 s, so a broken case fails instead of hanging).
 // Created on first use, which every rank reaches in the same test.

@@ -111,12 +111,4 @@ std::string bytes_of(const at::Tensor& t) {
   return std::string(static_cast<const char*>(c.data_ptr()), static_cast<std::size_t>(c.nbytes()));
 }
 
-std::vector<BackendName> host_backend_names() {
-#ifdef FUSETRAIN_WITH_GLOO
-  return {BackendName::mpi, BackendName::gloo};
-#else
-  return {BackendName::mpi};
-#endif
-}
-
 }  // namespace ft::test

@@ -26,7 +26,4 @@ std::string bytes_of(const at::Tensor& t);
 // Copies of the trained network's parameters.
 std::vector<at::Tensor> parameters_of(const Trainer& trainer);
 
-// The backends that reduce host memory in this build: MPI, and Gloo where it is built.
-std::vector<BackendName> host_backend_names();
-
 }  // namespace ft::test
