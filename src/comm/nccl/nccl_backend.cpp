@@ -179,12 +179,16 @@ bool NcclBackend::abort_settled() noexcept {
   }
 }
 
+int nccl_runtime_version() {
+  int version = 0;
+  FT_CHECK_NCCL(ncclGetVersion(&version));
+  return version;
+}
+
 ncclResult_t NcclBackend::poll_state() {
   ncclResult_t state = ncclSuccess;
   FT_CHECK_NCCL(ncclCommGetAsyncError(comm_, &state));
-  if (state != ncclSuccess && state != ncclInProgress)
-    throw_error(__FILE__, __LINE__,
-                cat(nccl_failure("asynchronous NCCL error", state, comm_), "; ", inspector().diagnose()));
+  if (state != ncclSuccess && state != ncclInProgress) raise_transport_failure(nccl_async_failure(state, comm_));
   return state;
 }
 
