@@ -70,6 +70,18 @@ struct CudaBucketSync final : BucketDeviceSync {
     data.copy_(host, /*non_blocking=*/true);
   }
 
+  void warm_up(Backend& backend, const std::vector<std::pair<at::Tensor, DType>>& buffers) override {
+    if (!backend.uses_device_memory()) return;
+    at::cuda::CUDAEvent filled;
+    filled.record(c10::cuda::getCurrentCUDAStream());  // the buffers' zeros
+    filled.block(stream);
+    for (const auto& [data, dtype] : buffers) {
+      const CollectiveLabel label(cat("warm-up all-reduce of ", format_bytes(data.nbytes())));
+      backend.allreduce(data.data_ptr(), static_cast<std::size_t>(data.numel()), dtype, stream.stream());
+    }
+    backend.wait_in_flight();
+  }
+
   void wait_all(std::size_t buckets) override {
     const auto current = c10::cuda::getCurrentCUDAStream();
     for (std::size_t b = 0; b < buckets; ++b) done[b].block(current);
