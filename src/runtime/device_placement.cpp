@@ -139,8 +139,8 @@ NcclDuplicate nccl_duplicate_rule(int version_code, const char* multi_rank_gpu_e
 std::vector<DevicePlacement> place_on_devices(const std::vector<RankDevices>& ranks, const PlacementRules& rules) {
   const std::string blind = ranks_without_devices(ranks);
   FT_REQUIRE(blind.empty(), "CUDA was asked for, but ", blind,
-             " sees no CUDA device: give every rank a GPU (srun --gpus-per-task=1, or a CUDA_VISIBLE_DEVICES "
-             "that lists one), or train on the CPU (train.device: cpu)");
+             " sees no CUDA device: give every rank a GPU (sbatch --gpus-per-node with a task per GPU, or a "
+             "CUDA_VISIBLE_DEVICES that lists one), or train on the CPU (train.device: cpu)");
   std::vector<DevicePlacement> placed(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const int seen = static_cast<int>(ranks[r].devices.size());
@@ -152,8 +152,9 @@ std::vector<DevicePlacement> place_on_devices(const std::vector<RankDevices>& ra
   }
   const std::string shared = describe_groups(refused_groups(ranks, placed, rules), ranks, placed, rules.nccl);
   FT_REQUIRE(shared.empty(), "ranks would share a GPU: ", shared, ": ",
-             rules.nccl ? "NCCL cannot run two ranks on one GPU; give each rank its own GPU (one rank per GPU, "
-                          "srun --gpus-per-task=1) or use backend mpi or gloo with distributed.allow_device_sharing: true"
+             rules.nccl ? "NCCL cannot run two ranks on one GPU; give each rank its own GPU (one rank per GPU: "
+                          "sbatch --gpus-per-node=N with N tasks a node) or use backend mpi or gloo with "
+                          "distributed.allow_device_sharing: true"
                         : "start one rank per GPU, or set distributed.allow_device_sharing: true (backend mpi or gloo)");
   return placed;
 }
