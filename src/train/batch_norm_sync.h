@@ -27,7 +27,7 @@ BackendOptions run_backend_options(const Config& config, const at::Device& devic
 // makes ready between these sums), so that both communicators enqueue in the same order on every rank.
 class BackendNormSync final : public NormSync {
  public:
-  BackendNormSync(Backend& backend, CollectiveOrder* order) : backend_(backend), order_(order) {}
+  explicit BackendNormSync(Backend& backend, CollectiveOrder* order = nullptr) : backend_(backend), order_(order) {}
   void allreduce(at::Tensor& t, const char* what) override;
 
  private:
