@@ -9,7 +9,7 @@ export PATH := $(FUSETRAIN_CACHE)/bin:$(PATH)
 # dependencies from modules or Spack, -DTorch_DIR=... for one's own LibTorch).
 CMAKE_ARGS ?=
 export CMAKE_ARGS
-SETUP_FOR ?= build
+SETUP_FOR ?= all
 BUILD ?= build
 JOBS ?= $(shell nproc)
 # ctest runs one test more than there are cores: most of the suite's time is spent waiting (mpirun and LibTorch

@@ -6,7 +6,9 @@
 # for what only some tests need, says what is skipped. cmake and ninja may come from PyPI instead. LibTorch (PyPI
 # torch) and the report and export tooling go into a per-user virtual environment that fresh clones reuse.
 #
-# usage: tools/setup.sh [--for build|demo]   (--for demo: the Fashion-MNIST data is needed too)
+# usage: tools/setup.sh [--for all|demo|programs]
+#   all (default): everything make test uses; demo: the Fashion-MNIST data is needed too; programs: only what
+#   building the programs needs (tests/install, Apptainer, docs/clusters.md), nothing for the tests to run.
 # Environment: FUSETRAIN_CACHE (default ~/.cache/fusetrain), FUSETRAIN_VENV (default $FUSETRAIN_CACHE/venv),
 #   CMAKE_ARGS (the options the build will be configured with, e.g. -DCMAKE_PREFIX_PATH=...; -DBUILD_TESTING=OFF
 #   drops the tests' needs; -DTorch_DIR=... brings one's own LibTorch, so torch is not installed), PYTHON.
@@ -17,11 +19,19 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${FUSETRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fusetrain}
 venv=${FUSETRAIN_VENV:-$cache/venv}
 torch_version=2.11.0
-purpose=build
+usage="usage: tools/setup.sh [--for all|demo|programs]"
+purpose=all
 case "${1:-}" in
-  --for) purpose=${2:?usage: tools/setup.sh [--for build|demo]} ;;
+  --for) purpose=${2:?$usage} ;;
   "") ;;
-  *) echo "usage: tools/setup.sh [--for build|demo]" >&2; exit 2 ;;
+  *) echo "$usage" >&2; exit 2 ;;
+esac
+# What must be there (else stop), and what else is installed with root (without, only named): rows' needs.
+case $purpose in
+  all) wanted="build tests" extras="optional check demo" ;;
+  demo) wanted="build tests demo" extras="optional check" ;;
+  programs) wanted="build tests" extras="optional" ;;
+  *) echo "$usage" >&2; exit 2 ;;
 esac
 read -r -a cmake_args <<< "${CMAKE_ARGS:-}"
 
@@ -110,7 +120,7 @@ apt_install() {
 # probe could not run yet), then the probe again to confirm the build will find them.
 install_system_packages() {
   local rows=() pkgs=() i
-  mapfile -t rows < <(missing_rows build tests demo optional check)
+  mapfile -t rows < <(missing_rows $wanted $extras)
   [ ${#rows[@]} -gt 0 ] || return 0
   for i in "${rows[@]}"; do [ "${debs[$i]}" = - ] || pkgs+=("${debs[$i]}"); done
   apt_install "${pkgs[@]}"
@@ -126,8 +136,7 @@ install_system_packages() {
 # Without root: cmake and ninja from PyPI (into the virtual environment, linked from $cache/bin, which the
 # Makefile puts first on PATH); everything else the build needs must be there, or setup stops naming where it comes from.
 check_without_root() {
-  local rows=() skipped=() wanted="build tests" optional="optional check"
-  if [ "$purpose" = demo ]; then wanted+=" demo"; else optional+=" demo"; fi
+  local rows=() skipped=()
   if ! have cmake || ! have ninja; then
     make_venv
     echo "setup: cmake or ninja missing (or CMake older than 3.22): installing both from PyPI into $venv"
@@ -138,7 +147,7 @@ check_without_root() {
     probe
   fi
   mapfile -t rows < <(missing_rows $wanted)
-  mapfile -t skipped < <(missing_rows $optional)
+  mapfile -t skipped < <(missing_rows $extras)
   if [ ${#rows[@]} -gt 0 ]; then
     echo "setup: fusetrain's build needs what is not found here, and this account cannot install Debian packages" >&2
     echo "(not root, and sudo asks for a password or is absent). Load the modules, install the Spack specs, or" >&2
@@ -148,7 +157,8 @@ check_without_root() {
     exit 1
   fi
   if [ ${#skipped[@]} -gt 0 ]; then
-    echo "setup: not installed (no root), skipped: what needs them is left out (optional) or its tests skip (check):"
+    echo "setup: not installed (no root), skipped: the build leaves out what needs them (optional), tests that"
+    echo "need them skip (check), make demo stops without its data (demo):"
     print_table "${skipped[@]}"
   fi
 }

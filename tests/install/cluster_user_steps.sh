@@ -3,7 +3,7 @@
 # no standard input): setup against the packages already there, then with yaml-cpp hidden from the build; the
 # build, install and `module load` of docs/clusters.md; the quickstart on 2 ranks from a folder outside the clone,
 # the clone deleted first, so only the installed files (and LibTorch) are there. Prints each phase's start time.
-# Environment: FT_WORK (the account's folder: src/ the clone, run/ where it trains), FT_TORCH_DIR, FT_COMMIT
+# Environment: FT_WORK (the account's folder: src/ the clone, run/ where it trains), FUSETRAIN_VENV, FT_COMMIT
 # (the commit of the build tree's own build, so that every object is a compiler-cache hit), FT_YAML_CPP_DIR.
 set -euo pipefail
 work=${FT_WORK:?}
@@ -21,16 +21,22 @@ phase "the account: $(id -un), no root, no sudo, Lmod in its login shell"
 ! sudo -n true 2> /dev/null || fail "sudo works without a password for $(id -un)"
 type module > /dev/null 2>&1 || fail "no module command in a login shell (Lmod's /etc/profile.d/lmod.sh)"
 cd "$work/src"
+# The build commands of docs/clusters.md ("Building on a cluster"), run as written, with CMAKE_ARGS set as there
+# (plus the commit of the build tree's own build).
+mapfile -t commands < <(sed -n '/^## Building on a cluster/,/^```$/p' docs/clusters.md |
+  grep -E '^(tools/setup\.sh|cmake) ' | sed 's/ *# \[[a-z]*\]$//')
+[ "${#commands[@]}" -eq 4 ] || fail "docs/clusters.md's build block has ${#commands[@]} setup and cmake commands, not 4"
+export CMAKE_ARGS="-DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX=$prefix -DFUSETRAIN_GIT_COMMIT=$FT_COMMIT"
 
-phase "tools/setup.sh with every system package present: nothing to install"
-run "$work/setup.log" tools/setup.sh
+phase "${commands[0]}: every system package is present, nothing to install"
+run "$work/setup.log" bash -c "${commands[0]}"
 cat "$work/setup.log"
 ! grep -q "installing" "$work/setup.log" || fail "setup installed something"
 
-phase "tools/setup.sh with yaml-cpp hidden from the build: it stops with the table naming it"
+phase "the same with yaml-cpp hidden from the build: it stops with the table naming it"
 status=0
-CMAKE_ARGS="-DCMAKE_IGNORE_PATH=/usr${FT_YAML_CPP_DIR#/usr};${FT_YAML_CPP_DIR#/usr}" tools/setup.sh \
-  > "$work/hidden.log" 2>&1 || status=$?
+CMAKE_ARGS="$CMAKE_ARGS -DCMAKE_IGNORE_PATH=/usr${FT_YAML_CPP_DIR#/usr};${FT_YAML_CPP_DIR#/usr}" \
+  bash -c "${commands[0]}" > "$work/hidden.log" 2>&1 || status=$?
 cat "$work/hidden.log"
 [ "$status" -ne 0 ] || fail "setup exited 0 with yaml-cpp hidden"
 grep -Eq '^ +yaml-cpp +build +libyaml-cpp-dev +yaml-cpp +yaml-cpp$' "$work/hidden.log" ||
@@ -39,10 +45,7 @@ rows=$(grep -Ec '^  [^ ]' "$work/hidden.log")
 [ "$rows" -eq 2 ] || fail "the table has $((rows - 1)) rows; only yaml-cpp is missing"
 
 phase "configure, build the programs, install into $prefix"
-run "$work/configure.log" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
-  "-DCMAKE_INSTALL_PREFIX=$prefix" "-DTorch_DIR=$FT_TORCH_DIR" "-DFUSETRAIN_GIT_COMMIT=$FT_COMMIT"
-run "$work/build.log" cmake --build build --target fusetrain fusetrain-prep ft_loopback_only
-run "$work/install.log" cmake --install build
+for i in 1 2 3; do run "$work/build-$i.log" bash -c "${commands[$i]}"; done
 cd "$work/run"
 rm -rf "$work/src"
 

@@ -11,9 +11,9 @@
 # read-only binds put back the venv, its Python and the compiler cache at their own paths: the account reads
 # them and can change nothing. Nothing is downloaded; the account's own files live in a folder under /tmp.
 # Environment (tests/install/CMakeLists.txt): FUSETRAIN_SOURCE, FUSETRAIN_BUILD (this build tree),
-# FUSETRAIN_PYTHON (the venv's Python, whose torch the build used), FT_TORCH_DIR, FT_YAML_CPP_DIR.
+# FUSETRAIN_PYTHON (the venv's Python, whose torch the build used), FT_YAML_CPP_DIR (where yaml-cpp was found).
 set -euo pipefail
-: "${FUSETRAIN_SOURCE:?}" "${FUSETRAIN_BUILD:?}" "${FUSETRAIN_PYTHON:?}" "${FT_TORCH_DIR:?}" "${FT_YAML_CPP_DIR:?}"
+: "${FUSETRAIN_SOURCE:?}" "${FUSETRAIN_BUILD:?}" "${FUSETRAIN_PYTHON:?}" "${FT_YAML_CPP_DIR:?}"
 user=${FT_TEST_USER:-fusetrain-user}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (it creates an account and a mount namespace)"
@@ -45,14 +45,14 @@ chmod 755 "$work"
 # What the account reads from root's home, bound back at the same paths inside the namespace.
 root_home=$(getent passwd 0 | cut -d: -f6)
 binds=()
-for path in "$venv" "$(dirname "$python_home")" "$ccache_dir" "$FT_TORCH_DIR"; do
+for path in "$venv" "$(dirname "$python_home")" "$ccache_dir"; do
   case $path in "$root_home"/*) binds+=("${path#"$root_home"/}") ;; esac
 done
 
 # The account's environment: a login shell's (Lmod's profile script defines `module`), with this build's locale
 # and include variables, which the compiler cache keys on, and the compiler cache read-only.
 vars=(HOME="$work/home" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin SHELL=/bin/bash
-      FT_WORK="$work" FT_COMMIT="$commit" FT_TORCH_DIR="$FT_TORCH_DIR" FT_YAML_CPP_DIR="$FT_YAML_CPP_DIR"
+      FT_WORK="$work" FT_COMMIT="$commit" FT_YAML_CPP_DIR="$FT_YAML_CPP_DIR"
       FUSETRAIN_VENV="$venv" CCACHE_DIR="$ccache_dir" CCACHE_READONLY=1 CCACHE_TEMPDIR="$work/ccache-tmp")
 for var in LANG LC_ALL LC_CTYPE LC_MESSAGES CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH; do
   [ -z "${!var:-}" ] || vars+=("$var=${!var}")
