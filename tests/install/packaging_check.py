@@ -126,12 +126,10 @@ def main():
     check_table(root, rows, errors)
     check_spack(root, rows, errors)
     check_apptainer(root, errors)
-    for error in errors:
-        print(f"FAIL: {error}")
-    if not errors:
-        print(f"ok: {len(rows)} dependencies, {len(spack_specs(root))} Spack specs, "
-              f"{len(guide_build_commands(root))} build commands")
-    return 1 if errors else 0
+    print("\n".join(f"FAIL: {error}" for error in errors) if errors else
+          f"ok: {len(rows)} dependencies, {len(spack_specs(root))} Spack specs, "
+          f"{len(guide_build_commands(root))} build commands")
+    return int(bool(errors))
 
 
 if __name__ == "__main__":
