@@ -140,7 +140,7 @@ check_without_root() {
   if ! have cmake || ! have ninja; then
     make_venv
     echo "setup: cmake or ninja missing (or CMake older than 3.22): installing both from PyPI into $venv"
-    "$venv/bin/python" -m pip install -q "cmake>=3.22" ninja
+    "$venv/bin/python" -m pip install -q "cmake>=3.22,<4" ninja
     mkdir -p "$cache/bin"
     ln -sf "$venv/bin/cmake" "$venv/bin/ninja" "$cache/bin/"
     export PATH=$cache/bin:$PATH

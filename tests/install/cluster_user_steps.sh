@@ -20,6 +20,11 @@ phase "the account: $(id -un), no root, no sudo, Lmod in its login shell"
 [ "$(id -u)" -ne 0 ] || fail "running as root"
 ! sudo -n true 2> /dev/null || fail "sudo works without a password for $(id -un)"
 type module > /dev/null 2>&1 || fail "no module command in a login shell (Lmod's /etc/profile.d/lmod.sh)"
+# Outside root's home the venv and the compiler cache are not bound back: they must be readable as they are.
+"$FUSETRAIN_VENV/bin/python" -c '' 2> /dev/null ||
+  { echo "SKIP: $(id -un) cannot run the venv's Python ($FUSETRAIN_VENV), whose LibTorch the build uses"; exit 77; }
+[ -r "$CCACHE_DIR" ] && [ -x "$CCACHE_DIR" ] ||
+  { echo "SKIP: $(id -un) cannot read the compiler cache $CCACHE_DIR: the build would take minutes"; exit 77; }
 cd "$work/src"
 # The build commands of docs/clusters.md ("Building on a cluster"), run as written, with CMAKE_ARGS set as there
 # (plus the commit of the build tree's own build).
