@@ -51,13 +51,14 @@ while read -r name need find deb spec module; do
 done < <(grep -v '^#' "$here/setup/dependencies.txt" | grep .)
 
 probe_ran=0 probe_missing=" " probe_log=""
-# Runs the probe project (about 1 s) when CMake 3.22+ and the compilers are there; sets probe_missing.
+# Runs the probe project (about 1 s) when CMake 3.22+, the compilers and Ninja or make are there; sets
+# probe_missing (probe_ran=0 leaves every row the probe decides missing).
 probe() {
   probe_ran=0 probe_missing=" "
   have cmake && have compilers || return 0
   local dir generator=()
   dir=$(mktemp -d "${TMPDIR:-/tmp}/fusetrain-probe.XXXXXX")
-  if command -v ninja > /dev/null; then generator=(-G Ninja); fi
+  if command -v ninja > /dev/null; then generator=(-G Ninja); elif ! command -v make > /dev/null; then return 0; fi
   if ! cmake -S "$here/setup/probe" -B "$dir" "${generator[@]}" "-DPROBE_OUT=$dir/missing" "${cmake_args[@]}" \
        > "$dir/log" 2>&1; then
     probe_log=$(tail -n 30 "$dir/log")
@@ -113,14 +114,14 @@ print_table() {
 apt_install() {
   echo "setup: installing Debian packages: $*"
   "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$@"
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
 }
 
 # With root: every missing Debian package in one apt call, as the rows decide (all of the probe's rows when the
 # probe could not run yet), then the probe again to confirm the build will find them.
 install_system_packages() {
   local rows=() pkgs=() i
-  mapfile -t rows < <(missing_rows $wanted $extras)
+  mapfile -t rows < <(missing_rows "$wanted" "$extras")
   [ ${#rows[@]} -gt 0 ] || return 0
   for i in "${rows[@]}"; do [ "${debs[$i]}" = - ] || pkgs+=("${debs[$i]}"); done
   apt_install "${pkgs[@]}"
@@ -146,8 +147,8 @@ check_without_root() {
     export PATH=$cache/bin:$PATH
     probe
   fi
-  mapfile -t rows < <(missing_rows $wanted)
-  mapfile -t skipped < <(missing_rows $extras)
+  mapfile -t rows < <(missing_rows "$wanted")
+  mapfile -t skipped < <(missing_rows "$extras")
   if [ ${#rows[@]} -gt 0 ]; then
     echo "setup: fusetrain's build needs what is not found here, and this account cannot install Debian packages" >&2
     echo "(not root, and sudo asks for a password or is absent). Load the modules, install the Spack specs, or" >&2
