@@ -163,11 +163,17 @@ std::unique_ptr<Backend> make_mpi_backend(const World& world, const BackendOptio
 
 }  // namespace
 
+bool nccl_result_means_peer_lost(int nccl_result) {
+  constexpr int kSystemError = 2, kRemoteError = 6;  // ncclSystemError, ncclRemoteError
+  return nccl_result == kSystemError || nccl_result == kRemoteError;
+}
+
 TransportFailure nccl_transport_failure(int nccl_result) {
 #ifdef FUSETRAIN_WITH_NCCL
   return nccl_async_failure(static_cast<ncclResult_t>(nccl_result), nullptr);
 #else
-  throw Error(cat("NCCL result ", nccl_result, ": this fusetrain is built without NCCL"));
+  return {nccl_result_means_peer_lost(nccl_result),
+          cat("asynchronous NCCL error ", nccl_result, " (a build without NCCL has no words for it)")};
 #endif
 }
 

@@ -133,8 +133,13 @@ struct BackendOptions {
   std::string interface = "auto";  // distributed.interface: gloo's device, nccl's sockets
 };
 
-// What an asynchronous NCCL error with this ncclResult_t value means (its text from NCCL itself), for tests of
-// that path on hosts without a GPU; throws ft::Error in a build without NCCL.
+// Whether an asynchronous NCCL error (an ncclResult_t value) means that a peer is gone: NCCL reports a peer
+// process that exited, or a connection it lost, as a remote error (6), and its sockets' failures as a system error
+// (2). Anything else (invalid usage, an internal or a CUDA error) is this rank's own failure.
+bool nccl_result_means_peer_lost(int nccl_result);
+
+// What an asynchronous NCCL error with this ncclResult_t value means, in NCCL's own words where this build has
+// NCCL (by its number otherwise), for tests of that path on hosts without a GPU.
 TransportFailure nccl_transport_failure(int nccl_result);
 
 // The version of the NCCL library this process runs (NCCL_VERSION_CODE's encoding: 22809 for 2.28.9), asked of

@@ -15,11 +15,11 @@ inline std::string nccl_failure(const char* call, ncclResult_t result, ncclComm_
              last && *last ? cat(" (", last, ")") : std::string());
 }
 
-// An asynchronous error of a communicator (ncclCommGetAsyncError): NCCL reports a peer whose process exited or
-// whose connection it lost as a remote error, and its sockets' failures as system errors; both mean a peer is
-// gone. Anything else (invalid usage, an internal or a CUDA error) is this rank's own failure.
+// An asynchronous error of a communicator (ncclCommGetAsyncError), with NCCL's own words for it; whether it means
+// a peer is gone is nccl_result_means_peer_lost's rule.
 inline TransportFailure nccl_async_failure(ncclResult_t state, ncclComm_t comm) {
-  return {state == ncclRemoteError || state == ncclSystemError, nccl_failure("asynchronous NCCL error", state, comm)};
+  static_assert(ncclSystemError == 2 && ncclRemoteError == 6, "nccl_result_means_peer_lost's codes");
+  return {nccl_result_means_peer_lost(state), nccl_failure("asynchronous NCCL error", state, comm)};
 }
 
 }  // namespace ft

@@ -14,6 +14,7 @@
 
 #include "comm/mpi_sum_types.h"
 #include "comm/stall_inspector.h"
+#include "runtime/collective_watch.h"
 #include "runtime/thread_policy.h"
 #include "test_world.h"
 
@@ -120,6 +121,45 @@ TEST(GlooBackendThreads, EventLoopRunsBatchScheduled) {
   EXPECT_NE(sched_getscheduler(0), SCHED_BATCH);
 }
 #endif
+
+// NCCL's asynchronous errors that mean a peer is gone (ncclSystemError 2, ncclRemoteError 6), and no other.
+TEST(TransportFailures, OnlyNcclsSystemAndRemoteErrorsMeanAPeerIsGone) {
+  for (int result = 0; result <= 8; ++result)
+    EXPECT_EQ(nccl_result_means_peer_lost(result), result == 2 || result == 6) << "ncclResult_t " << result;
+  EXPECT_TRUE(nccl_transport_failure(6).peer_lost);
+  EXPECT_FALSE(nccl_transport_failure(5).peer_lost);  // ncclInvalidUsage: this rank's own
+}
+
+// A planted failure ends the next collective: a lost peer as the StallError the train command turns into exit
+// 76 (on one rank nobody is silent, which the diagnosis says), anything else as a plain error; the backend is
+// unusable afterwards, naming the failure.
+TEST(TransportFailures, APlantedFailureEndsTheNextCollective) {
+  BackendOptions options;
+  options.stall_timeout_s = 0.5;
+  const auto lost = make_backend(test::world(), options);
+  lost->plant_transport_failure(nccl_transport_failure(6));
+  float x = 1;
+  try {
+    lost->allreduce(&x, 1, DType::kFloat32);
+    FAIL() << "the planted failure did not end the collective";
+  } catch (const StallError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("all-reduce #1 (4 B, mpi) failed: the mpi transport lost a peer: every rank has started it"),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_THROW(lost->barrier(), Error);
+  const auto own = make_backend(test::world(), options);
+  own->plant_transport_failure(nccl_transport_failure(5));
+  try {
+    own->allreduce(&x, 1, DType::kFloat32);
+    FAIL() << "the planted failure did not end the collective";
+  } catch (const StallError& e) {
+    FAIL() << "this rank's own failure was taken for a lost peer: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("all-reduce #1 (4 B, mpi) failed: "), std::string::npos) << e.what();
+  }
+}
 
 TEST(CollectiveLabel, NestsPerThread) {
   EXPECT_EQ(CollectiveLabel::current(), "");
