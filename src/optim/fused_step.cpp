@@ -162,6 +162,19 @@ void FusedStep::load_rates() {
   for (std::size_t g = 0; g < groups.size(); ++g) rates_[g].fill_(groups[g].options().get_lr());
 }
 
+void FusedStep::reload_step_counts() {
+  if (name_ == OptimizerName::sgd) return;
+  for (auto& group : optimizer_.param_groups())
+    for (const auto& p : group.params()) {
+      const auto it = steps_.find(p.unsafeGetTensorImpl());
+      if (it == steps_.end()) continue;
+      const std::int64_t stored = name_ == OptimizerName::adamw
+                                      ? param_state<torch::optim::AdamWParamState>(optimizer_, p).step()
+                                      : param_state<torch::optim::AdamParamState>(optimizer_, p).step();
+      it->second.fill_(static_cast<double>(stored));
+    }
+}
+
 void FusedStep::store_step_counts() {
   if (name_ == OptimizerName::sgd) return;
   for (auto& group : optimizer_.param_groups())

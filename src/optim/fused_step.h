@@ -28,6 +28,9 @@ class FusedStep {
   // Adam and AdamW count their steps on the device (a skipped step does not count); this writes the counts
   // into LibTorch's own state, which checkpoints save (one device read).
   void store_step_counts();
+  // The device counts set back, in place, to LibTorch's state (what they are made from): steps whose effect
+  // was undone (train.warmup_steps) no longer count.
+  void reload_step_counts();
   // Learning rates read by the kernels from device tensors (one per parameter group) instead of passed as
   // arguments, so that a step captured in a CUDA graph follows the schedule; load_rates() copies each group's
   // current rate into its tensor, outside the graph, before the step.

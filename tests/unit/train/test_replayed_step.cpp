@@ -11,6 +11,7 @@
 #include "data_prep/prep_pipeline.h"
 #include "io/paths.h"
 #include "test_paths.h"
+#include "replaying_recording.h"
 #include "test_world.h"
 #include "device/device_setup.h"
 #include "device/graphed_step.h"
@@ -18,18 +19,6 @@
 
 namespace ft {
 namespace {
-
-// A graph's behaviour without CUDA: the warm-up runs the work, the capture keeps it without running it, and
-// every replay runs what was kept.
-class ReplayingRecording final : public Recording {
- public:
-  void warm_up(const std::function<void()>& work) override { work(); }
-  void capture(const std::function<void()>& work) override { kept_ = work; }
-  void replay() override { kept_(); }
-
- private:
-  std::function<void()> kept_;
-};
 
 std::string small_fashion() {
   const std::string out = ft::test::temp_dir() + "/fashion-replayed-step";
@@ -78,7 +67,7 @@ TEST(ReplayedStep, ReplaysTheEagerRunWithItsSchedule) {
   int recordings = 0;
   options.record_graphs = [&recordings] {
     ++recordings;
-    return std::make_unique<ReplayingRecording>();
+    return std::make_unique<test::ReplayingRecording>();
   };
   Trainer graphed(c, world, *backend, place_rank(c, world), options);
   const auto graphed_run = graphed.run();
