@@ -48,19 +48,24 @@ bundle_bytes() {
   esac
 }
 
-# plan_calls TOTAL PART ROOM LAST_ROOM: the parts each call carries, one line per call ("1 2", "3 4", "5"):
-# every call as many parts as fit in ROOM, the last call (with the bundle) only what fits in LAST_ROOM, so
-# calls are added before it until the rest fits.
+# plan_calls TOTAL PART ROOM LAST_ROOM: the parts each call carries, one line per call ("1 2", "3 4", "5"): the
+# last call (with the bundle) takes as many of the last parts as fit in LAST_ROOM beside it ("-": none), and the
+# calls before it carry the others in order, as many as fit in ROOM each.
 plan_calls() {
-  awk -v total="$1" -v part="$2" -v room="$3" -v last="$4" 'BEGIN {
-    parts = int((total + part - 1) / part); per = int(room / part); tail = int(last / part)
-    if (per < 1) { print "no room for one part in a call" > "/dev/stderr"; exit 1 }
-    # the last call takes what is left after the full calls before it, when that fits beside the bundle
-    full = 0; while (parts - full * per > tail) ++full
-    for (c = 0; c < full; ++c) { line = ""; for (k = c * per + 1; k <= (c + 1) * per && k <= parts; ++k) line = line " " k; print substr(line, 2) }
-    line = ""; for (k = full * per + 1; k <= parts; ++k) line = line " " k; print (line == "" ? "-" : substr(line, 2))
-  }'
+  awk -v total="$1" -v part="$2" -v room="$3" -v last="$4" '
+    function size(i) { return i < parts ? part : total - (parts - 1) * part }
+    BEGIN {
+      parts = int((total + part - 1) / part); per = int(room / part)
+      if (per < 1) { print "no room for one part in a call" > "/dev/stderr"; exit 1 }
+      for (k = 0; k < parts && tail + size(parts - k) <= last; ++k) tail += size(parts - k)
+      front = parts - k
+      for (first = 1; first <= front; first += per) {
+        line = ""; for (i = first; i < first + per && i <= front; ++i) line = line " " i; print substr(line, 2)
+      }
+      line = ""; for (i = front + 1; i <= parts; ++i) line = line " " i; print (line == "" ? "-" : substr(line, 2))
+    }'
 }
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 
 main() {
   local sha bytes checkout bundle room last part calls call parts k file
@@ -72,7 +77,7 @@ main() {
   bundle=$(bundle_bytes)
   room=$(((${LIMIT_MIB:-64} - ${MARGIN_MIB:-2}) * mib - checkout - 65536))  # 64 KiB for the manifest
   last=$((room - bundle))
-  [ "$last" -ge 0 ] || die "the bundle ($((bundle / mib)) MiB) and the checkout ($((checkout / mib)) MiB) leave no room in one call"
+  [ "$last" -ge 0 ] || die "the bundle ($(mib "$bundle")) and the checkout ($(mib "$checkout")) leave no room in one call"
   part=$(( ${PART_MIB:-0} > 0 ? ${PART_MIB:-0} * mib : room / 2 ))
   calls=$(plan_calls "$bytes" "$part" "$room" "$last") || die "parts of $part bytes do not fit in a call of $room bytes"
   rm -rf "$out" && mkdir -p "$out/.split"
@@ -118,7 +123,7 @@ write_plan() {
   n=$(wc -l <<< "$calls")
   echo "# Carrying $name in $n device calls"
   echo
-  echo "Each call carries the checkout ($((checkout / mib)) MiB) and the paths below; the host must stay up between"
+  echo "Each call carries the checkout ($(mib "$checkout")) and the paths below; the host must stay up between"
   echo "them (a call within ~30 s of the last). Every call stashes its parts in /tmp/fusetrain-data (DATA_STORE) and"
   echo "says which are still missing; the last one carries the bundle, assembles the archive there (checked"
   echo "against sha256 $(grep -m1 '^sha256=' "$out/call1/manifest.txt" | cut -d= -f2)) and makes the shards."
@@ -130,7 +135,7 @@ write_plan() {
     if [ "$call" = "$n" ] && [ "${BUNDLE:-.gpu}" != none ]; then
       carry="\"$bundle_dir\", $carry" size=$((size + bundle))
     fi
-    echo "call $call: carry [$carry], parts ${parts/-/none}, $(((size + checkout) / mib)) MiB with the checkout"
+    echo "call $call: carry [$carry], parts ${parts/-/none}, $(mib $((size + checkout))) with the checkout"
     if [ "$call" = "$n" ]; then
       echo "    bash tools/gpu-host/data_assemble.sh stash $dir/call$call && STAGES=\"probe unpack data speed\" ROWS=fast_vs_airbench SEEDS=5 BUDGET_S=540 bash tools/gpu-host/device_check.sh $bundle_dir \"\$OUT\""
     else
