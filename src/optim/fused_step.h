@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/optim/optimizer.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -45,6 +46,7 @@ class FusedStep {
   void adam_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
                   const std::optional<at::Tensor>& skip);
   at::Tensor& step_count(const at::Tensor& param, std::int64_t stored);
+  void each_step_count(const std::function<void(at::Tensor&, std::int64_t&)>& move);
 
   torch::optim::Optimizer& optimizer_;
   OptimizerName name_;

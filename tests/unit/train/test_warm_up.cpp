@@ -14,6 +14,7 @@
 #include "fashion_subset.h"
 #include "replaying_recording.h"
 #include "test_world.h"
+#include "train_configs.h"
 #include "train/trainer.h"
 
 namespace ft {
@@ -22,27 +23,15 @@ namespace {
 // 320 training images: 10 steps an epoch at batch 32.
 std::string warm_up_data() { return test::fashion_subset("fashion-warm-up", 320); }
 
-// The fast recipe in small: whitening, BatchNorm (running statistics), per-group rates, Nesterov SGD,
-// lookahead, label smoothing, alternating flips and TTA.
+// The fast recipe in small (BatchNorm's running statistics, per-group rates, Nesterov SGD, lookahead), 10
+// steps an epoch, one thread.
 Config recipe(const std::string& data) {
   Config c;
-  c.model.name = ModelName::fast_cifar;
+  test::apply_small_fast_recipe(c);
   c.model.width = 8;
-  c.model.whiten_bias_epochs = 1;
   c.data.path = data;
   c.data.batch_size = 32;
   c.data.limit_test = 64;
-  c.data.augment = {2, true, true, 0};
-  c.optimizer.lr = 0.4;
-  c.optimizer.momentum = 0.85;
-  c.optimizer.nesterov = true;
-  c.optimizer.weight_decay = 0.005;
-  c.scheduler.name = SchedulerName::linear;
-  c.scheduler.pct_start = 0.23;
-  c.scheduler.warmup_start = 0.2;
-  c.scheduler.min_lr = 0.028;
-  c.regularization.label_smoothing = 0.2;
-  c.train.lookahead_every = 5;
   c.train.tta = Tta::flip;
   c.train.epochs = 2;
   c.train.seed = 4;
@@ -53,21 +42,11 @@ Config recipe(const std::string& data) {
 
 // Dropout (the random streams) and fused Adam (its device step counts and state made as zeros).
 Config dropout_adam(const std::string& data) {
-  Config c;
-  c.model.name = ModelName::simple_cnn;
+  Config c = test::graphable_adam(data);
   c.model.dropout = 0.2;
-  c.data.path = data;
   c.data.batch_size = 32;
   c.data.limit_test = 64;
-  c.optimizer.name = OptimizerName::adam;
-  c.optimizer.lr = 2e-3;
-  c.optimizer.implementation = OptimizerImplementation::fused;
-  c.scheduler.name = SchedulerName::cosine;
-  c.scheduler.warmup_epochs = 1;
-  c.train.epochs = 2;
-  c.train.seed = 9;
-  c.train.device = DeviceChoice::cpu;
-  c.train.threads = 1;  // one kernel schedule, and quick on a busy machine
+  c.train.threads = 1;
   return c;
 }
 
