@@ -3,6 +3,13 @@
 FUSETRAIN_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fusetrain
 export FUSETRAIN_CACHE
 export CCACHE_DIR ?= $(FUSETRAIN_CACHE)/ccache
+# cmake and ninja from PyPI, where tools/setup.sh had to put them there (no root, none on the system or too old).
+export PATH := $(FUSETRAIN_CACHE)/bin:$(PATH)
+# Options for the configure step, which tools/setup.sh's probe is given too (-DCMAKE_PREFIX_PATH=... for
+# dependencies from modules or Spack, -DTorch_DIR=... for one's own LibTorch).
+CMAKE_ARGS ?=
+export CMAKE_ARGS
+SETUP_FOR ?= all
 BUILD ?= build
 JOBS ?= $(shell nproc)
 # ctest runs one test more than there are cores: most of the suite's time is spent waiting (mpirun and LibTorch
@@ -18,10 +25,10 @@ FASHION_MNIST ?= /usr/share/datasets/fashion-mnist
 .PHONY: setup configure build programs demo test mutants clean
 
 setup:
-	@bash tools/setup.sh
+	@bash tools/setup.sh --for $(SETUP_FOR)
 
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 
 configure: setup $(BUILD)/build.ninja
 
@@ -36,7 +43,9 @@ programs: configure
 data/fashion-mnist/train-00000-of-00002.h5: | programs
 	$(BUILD)/bin/fusetrain-prep --format idx --input $(FASHION_MNIST) --output data/fashion-mnist --shards 2 --name fashion-mnist
 
-# Through the workstation script: all ranks are local, so nothing listens beyond loopback.
+# Through the workstation script: all ranks are local, so nothing listens beyond loopback. The data must be
+# there (setup stops without it where it cannot install it).
+demo: SETUP_FOR = demo
 demo: programs data/fashion-mnist/train-00000-of-00002.h5
 	CONFIG=configs/quickstart.yaml NP=$(NP) FUSETRAIN_BIN=$(BUILD)/bin/fusetrain MPIRUN="$(MPIRUN) $(MPIRUN_FLAGS)" \
 	  bash jobs/workstation/run.sh

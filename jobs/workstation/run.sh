@@ -7,13 +7,15 @@
 # Environment:
 #   CONFIG         the YAML config (required)
 #   NP             number of ranks (default 2)
-#   FUSETRAIN_BIN  the fusetrain binary (default: build/bin/fusetrain of this checkout, else fusetrain on PATH)
+#   FUSETRAIN_BIN  the fusetrain binary (default: build/bin/fusetrain of this checkout, else fusetrain on PATH;
+#                  `module load fusetrain` sets it to the installed one)
 #   MPIRUN         launcher and its flags (default: mpirun --oversubscribe --bind-to none, plus
 #                  --allow-run-as-root for root)
 #   RUN_NAME       sets output.name (default: the config's)
 #   FUSETRAIN_LOOPBACK_ONLY  1 (default): when MPIRUN names no other host (no --host, -H, --hostfile), mpirun
 #                  and the ranks listen on loopback only (build/lib/libft_loopback_only.so preloaded, Open MPI's
 #                  out-of-band channel on lo); 0: as mpirun chooses (it listens on every interface)
+#   FUSETRAIN_LOOPBACK_LIB  that library (default: lib/ beside the binary's folder; the module file sets it)
 set -euo pipefail
 
 config=${CONFIG:?set CONFIG to the YAML config, e.g. CONFIG=configs/quickstart.yaml $0}
@@ -32,7 +34,7 @@ args=("$@")
 # All ranks on this machine: nothing needs to listen beyond loopback.
 launch=()
 if [ "${FUSETRAIN_LOOPBACK_ONLY:-1}" = 1 ] && ! grep -Eq -- '(^| )(--host|-H|--hostfile|--machinefile)( |=|$)' <<< "$mpirun"; then
-  shim=$(cd "$(dirname "$(command -v "$bin")")/.." && pwd)/lib/libft_loopback_only.so
+  shim=${FUSETRAIN_LOOPBACK_LIB:-$(cd "$(dirname "$(command -v "$bin")")/.." && pwd)/lib/libft_loopback_only.so}
   if [ -f "$shim" ]; then
     launch=(env "LD_PRELOAD=$shim${LD_PRELOAD:+:$LD_PRELOAD}")
     mpirun+=" --mca oob_tcp_if_include lo"

@@ -41,9 +41,9 @@ void print_cuda_devices() {
   for (int d = 0; d < devices.count(); ++d) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, d) == cudaSuccess)
-      std::printf("  %d: %s, %.1f GiB, compute capability %d.%d, %d SMs, %s\n", d, prop.name,
+      std::printf("  %d: %s, %.1f GiB, compute capability %d.%d, %d SMs, %s, PCI bus %s\n", d, prop.name,
                   prop.totalGlobalMem / 1073741824.0, prop.major, prop.minor, prop.multiProcessorCount,
-                  devices.identity(d).c_str());
+                  devices.identity(d).c_str(), devices.device(d).bus_id.c_str());
   }
 #else
   std::printf("CUDA kernels: not built\n");
@@ -80,6 +80,8 @@ void print_placement(const World& world, const PlacementRules& rules) {
   if (world.rank() != 0) return;
   std::printf("placement of %d rank(s) on %d node(s), backend %s, device sharing %s\n", world.size(),
               world.node_count(), rules.nccl ? "nccl" : "mpi/gloo", rules.allow_sharing ? "allowed" : "refused");
+  const std::string apart = gpu && rules.nccl ? nccl_hosts_sharing_a_gpu(ranks, placed) : "";
+  if (!apart.empty()) std::printf("%s\n", apart.c_str());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankDevices& rank = ranks[r];
     const std::string visible = rank.visible_set ? "'" + rank.visible_setting + "'" : "unset";
@@ -95,10 +97,8 @@ void print_placement(const World& world, const PlacementRules& rules) {
 int placement_command(int argc, char** argv, const po::variables_map& vm) {
   World world(&argc, &argv);
   try {
-    PlacementRules rules;
-    rules.nccl = choice_from<BackendName>("--backend", vm["backend"].as<std::string>()) == BackendName::nccl;
-    rules.allow_sharing = vm.count("allow-device-sharing") > 0;
-    print_placement(world, rules);
+    print_placement(world, placement_rules(choice_from<BackendName>("--backend", vm["backend"].as<std::string>()),
+                                           vm.count("allow-device-sharing") > 0));
   } catch (const std::exception& e) {
     // Every rank decides from the same reports and fails the same way: one message is enough.
     return world.rank() == 0 ? report_error("fusetrain info", e) : 1;

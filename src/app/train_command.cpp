@@ -29,6 +29,7 @@
 #include "results/table_render.h"
 #include "results/results_file.h"
 #include "runtime/error.h"
+#include "runtime/error_report.h"
 #include "runtime/host_name.h"
 #include "runtime/network_interface.h"
 #include "runtime/collective_watch.h"
@@ -263,8 +264,10 @@ int train(const Config& config, const TrainFlags& flags, int argc, char** argv) 
     return world.rank() == 0 ? report_error("fusetrain", e) : 1;
   } catch (const StallError& e) {
     // A rank is gone: the survivors end with its name and a status that tells the job script to requeue.
-    if (world.size() > 1) world.abort(error_text(e), kExitRankLost);
-    return report_error("fusetrain", e, kExitRankLost);
+    const std::string why = cat(error_text(e), " (exit ", kExitRankLost, ": a rank was lost; the job scripts requeue the run)");
+    if (world.size() > 1) world.abort(why, kExitRankLost);
+    print_failure("fusetrain", why, "error");
+    return kExitRankLost;
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));
     return report_error("fusetrain", e);

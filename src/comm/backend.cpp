@@ -20,6 +20,7 @@
 #endif
 #ifdef FUSETRAIN_WITH_NCCL
 #include "comm/nccl/nccl_backend.h"
+#include "comm/nccl/nccl_check.h"
 #endif
 
 namespace ft {
@@ -56,9 +57,19 @@ template <typename Transfer>
 void Backend::guarded(const char* kind, std::size_t bytes, Transfer&& transfer) {
   recording_failure([&] {
     inspector_->begin(kind, bytes);
+    if (planted_) raise_transport_failure(*std::exchange(planted_, nullptr));
     transfer();
   });
   inspector_->end();
+}
+
+void Backend::plant_transport_failure(TransportFailure failure) {
+  planted_ = std::make_unique<TransportFailure>(std::move(failure));
+}
+
+void Backend::raise_transport_failure(const TransportFailure& failure) const {
+  if (failure.peer_lost) throw inspector_->peer_lost_error(failure.what);
+  throw_error(__FILE__, __LINE__, cat(inspector_->current(), " failed: ", failure.what, "; ", inspector_->diagnose()));
 }
 
 void Backend::poll_in_flight() {
@@ -151,6 +162,22 @@ std::unique_ptr<Backend> make_mpi_backend(const World& world, const BackendOptio
 }
 
 }  // namespace
+
+TransportFailure nccl_transport_failure(int nccl_result) {
+#ifdef FUSETRAIN_WITH_NCCL
+  return nccl_async_failure(static_cast<ncclResult_t>(nccl_result), nullptr);
+#else
+  throw Error(cat("NCCL result ", nccl_result, ": this fusetrain is built without NCCL"));
+#endif
+}
+
+int nccl_version_code() {
+#ifdef FUSETRAIN_WITH_NCCL
+  return nccl_runtime_version();
+#else
+  return 0;
+#endif
+}
 
 std::unique_ptr<Backend> make_backend(const World& world, const BackendOptions& options) {
   FT_REQUIRE(options.allreduce != AllreduceAlgorithm::hierarchical || options.name == BackendName::mpi,

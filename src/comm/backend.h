@@ -27,6 +27,13 @@ struct HostSpan {
   std::size_t count;
 };
 
+// A failure the transport reports by itself rather than as a collective's result (NCCL's asynchronous errors):
+// `peer_lost` when it means that a peer is gone (its process exited, its connection closed).
+struct TransportFailure {
+  bool peer_lost = false;
+  std::string what;
+};
+
 // The public collectives are the same for every transport: each refuses work after an earlier failure
 // (repeating it), checks its arguments, is numbered and bracketed for the stall inspector, and records
 // the error of a failed transfer. A transport implements only the transfers, in the protected hooks;
@@ -70,6 +77,9 @@ class Backend {
   // The stall inspector that numbers this backend's collectives, so that the world's control collectives
   // can be numbered and diagnosed with them (World::set_watch).
   CollectiveWatch* watch();
+  // A test seam: the next collective fails with `failure` as if the transport had reported it (the path of an
+  // asynchronous NCCL error, on any backend).
+  void plant_transport_failure(TransportFailure failure);
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -91,6 +101,10 @@ class Backend {
   // After a hook threw: lets the transport give up what the failed collective still holds.
   virtual void on_failure() noexcept {}
 
+  // Ends the collective with `failure`: a StallError naming the lost rank (stall_inspector's peer_lost_error)
+  // when a peer is gone, an ft::Error otherwise.
+  [[noreturn]] void raise_transport_failure(const TransportFailure& failure) const;
+
   StallInspector& inspector() { return *inspector_; }
   const StallInspector& inspector() const { return *inspector_; }
 
@@ -105,6 +119,7 @@ class Backend {
 
   std::string name_;
   std::unique_ptr<StallInspector> inspector_;
+  std::unique_ptr<TransportFailure> planted_;  // plant_transport_failure's, for the next collective
   std::mutex failure_mutex_;  // the in-flight watch may record a failure from another thread
   std::string failure_;
 };
@@ -117,6 +132,14 @@ struct BackendOptions {
   int cuda_device = -1;          // nccl: the device this rank drives
   std::string interface = "auto";  // distributed.interface: gloo's device, nccl's sockets
 };
+
+// What an asynchronous NCCL error with this ncclResult_t value means (its text from NCCL itself), for tests of
+// that path on hosts without a GPU; throws ft::Error in a build without NCCL.
+TransportFailure nccl_transport_failure(int nccl_result);
+
+// The version of the NCCL library this process runs (NCCL_VERSION_CODE's encoding: 22809 for 2.28.9), asked of
+// the library itself; 0 in a build without NCCL.
+int nccl_version_code();
 
 // Creates the backend named in options over `world` (collective: every rank must call it).
 // Throws ft::Error for a backend not built into this binary.

@@ -3,7 +3,9 @@
 #include "comm/stall_inspector.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <utility>
 
 #include "comm/stall_heartbeat.h"
@@ -122,6 +124,26 @@ std::string StallInspector::diagnose(std::vector<int>* suspects) const {
 
 StallError StallInspector::stall_error(double waited_s, const std::string& detail) const {
   return stall_error(current(), waited_s, detail);
+}
+
+bool StallInspector::any_silent() const {
+  const std::vector<PeerStatus> peers = heartbeat_->peers();
+  const double silent_after = silence_threshold_s(heartbeat_->period_s());
+  for (int r = 0; r < static_cast<int>(peers.size()); ++r)
+    if (r != rank_ && peers[r].silent_s >= silent_after) return true;
+  return false;
+}
+
+StallError StallInspector::peer_lost_error(const std::string& detail) const {
+  const auto start = std::chrono::steady_clock::now();
+  const double period = heartbeat_->period_s();
+  const double bound = std::min(timeout_s_, silence_threshold_s(period) + 2 * period);
+  const auto waited = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  while (!any_silent() && waited() < bound) std::this_thread::sleep_for(std::chrono::duration<double>(period / 4));
+  std::vector<int> suspects;
+  std::string message = cat(current(), " failed: the ", backend_, " transport lost a peer: ", diagnose(&suspects),
+                            " [", backend_, ": ", detail, "]");
+  return StallError(message, std::move(suspects));
 }
 
 StallError StallInspector::stall_error(const std::string& subject, double waited_s,

@@ -68,8 +68,15 @@ class StallInspector final : public CollectiveWatch {
   StallError stall_error(double waited_s, const std::string& detail = "") const override;
   // The same for a wait that is not a numbered collective, e.g. "NCCL communicator set-up".
   StallError stall_error(const std::string& subject, double waited_s, const std::string& detail = "") const;
+  // The StallError for the collective begun last when the transport says a peer is gone (a closed
+  // connection, NCCL's remote error) before any timeout: it first waits, at most until the heartbeat would
+  // call a dead peer silent (plus two heartbeat periods) and never past the stall timeout, for the heartbeat
+  // to find a silent rank, so that the error names the rank that was lost. `detail` is the transport's word.
+  StallError peer_lost_error(const std::string& detail) const;
 
  private:
+  bool any_silent() const;
+
   std::string backend_;
   double timeout_s_;
   int rank_;

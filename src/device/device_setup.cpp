@@ -16,6 +16,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include "comm/backend.h"
 #include "runtime/device_placement.h"
 #include "runtime/error.h"
 #include "runtime/world.h"
@@ -82,10 +83,18 @@ bool cuda_wanted(DeviceChoice choice, bool built, bool any_visible) {
   return choice == DeviceChoice::cuda || any_visible;
 }
 
+PlacementRules placement_rules(BackendName backend, bool allow_sharing) {
+  PlacementRules rules;
+  rules.nccl = backend == BackendName::nccl;
+  rules.allow_sharing = allow_sharing;
+  rules.nccl_duplicate = nccl_duplicate_rule(nccl_version_code(), std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"));
+  return rules;
+}
+
 std::vector<DevicePlacement> gpu_placement(DeviceChoice choice, const std::vector<RankDevices>& ranks,
                                            const PlacementRules& rules) {
   const bool any_visible =
-      std::any_of(ranks.begin(), ranks.end(), [](const RankDevices& r) { return !r.identities.empty(); });
+      std::any_of(ranks.begin(), ranks.end(), [](const RankDevices& r) { return !r.devices.empty(); });
   if (!cuda_wanted(choice, cuda_kernels_built(), any_visible)) return {};
   return place_on_devices(ranks, rules);
 }
@@ -94,9 +103,7 @@ at::Device place_rank(const Config& config, const World& world) {
   const DeviceChoice choice = config.train.device;
   // Only a rank that may use CUDA gathers the device reports (a collective).
   if (!cuda_wanted(choice, cuda_kernels_built(), true)) return place_on_cpu(config, world);
-  PlacementRules rules;
-  rules.nccl = config.distributed.backend == BackendName::nccl;
-  rules.allow_sharing = config.distributed.allow_device_sharing;
+  const PlacementRules rules = placement_rules(config.distributed.backend, config.distributed.allow_device_sharing);
   const std::vector<RankDevices> ranks = gather_rank_devices(world, visible_devices());
   std::vector<DevicePlacement> placed;
   try {
@@ -110,6 +117,8 @@ at::Device place_rank(const Config& config, const World& world) {
       std::printf("warning: train.device auto: %s; training on the CPU\n", cuda_unavailable_reason().c_str());
     return place_on_cpu(config, world);
   }
+  const std::string apart = rules.nccl ? nccl_hosts_sharing_a_gpu(ranks, placed) : "";
+  if (world.rank() == 0 && !apart.empty()) std::printf("%s\n", apart.c_str());
   return place_on_gpu(config, placed[static_cast<std::size_t>(world.rank())].index);
 }
 

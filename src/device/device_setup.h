@@ -22,6 +22,10 @@ std::string cuda_unavailable_reason();
 // Whether a rank trains on CUDA for `choice`, given the build (`built`) and whether any rank sees a
 // device; throws ft::Error naming train.device when CUDA is asked of a build without it.
 bool cuda_wanted(DeviceChoice choice, bool built, bool any_visible);
+// The placement rules of a run on `backend` (NCCL's rule is that of the NCCL library loaded, and of this
+// process's NCCL_MULTI_RANK_GPU_ENABLE).
+PlacementRules placement_rules(BackendName backend, bool allow_sharing);
+
 // The GPU of every rank for `choice`, from all ranks' reports (runtime/device_placement); empty when the
 // ranks train on the CPU (no rank sees a device under train.device auto). Throws as place_on_devices.
 std::vector<DevicePlacement> gpu_placement(DeviceChoice choice, const std::vector<RankDevices>& ranks,

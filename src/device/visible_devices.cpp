@@ -31,7 +31,7 @@ std::string uuid_text(const cudaUUID_t& uuid) {
 
 // No driver or no device is an answer (zero devices); any other error of the runtime (a driver that does
 // not match it, a device in a bad state) is recorded in `failure` and also leaves no device to use.
-std::vector<std::string> cuda_identities(std::string& failure) {
+std::vector<VisibleDevice> cuda_devices(std::string& failure) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
@@ -40,13 +40,15 @@ std::vector<std::string> cuda_identities(std::string& failure) {
       failure = cat("cudaGetDeviceCount: ", cudaGetErrorName(rc), ": ", cudaGetErrorString(rc));
     return {};
   }
-  std::vector<std::string> ids;
+  std::vector<VisibleDevice> devices;
   for (int d = 0; d < count; ++d) {
     cudaDeviceProp prop{};
     FT_CHECK_CUDA(cudaGetDeviceProperties(&prop, d));
-    ids.push_back(uuid_text(prop.uuid));
+    // NCCL tells devices apart by this bus id; where the runtime gives none, the device's own identity stands in.
+    const std::string bus = cuda_pci_bus_id(d);
+    devices.push_back({uuid_text(prop.uuid), bus.empty() ? uuid_text(prop.uuid) : bus});
   }
-  return ids;
+  return devices;
 }
 #endif
 
@@ -58,7 +60,7 @@ struct Query {
 Query make_query() {
   Query q;
   if (const char* failure = std::getenv(kTestCudaFailureVariable)) {
-    q.devices = std::make_unique<DeviceList>(std::vector<std::string>{});
+    q.devices = std::make_unique<DeviceList>(std::vector<VisibleDevice>{});
     q.failure = failure;
     return q;
   }
@@ -67,9 +69,9 @@ Query make_query() {
     return q;
   }
 #ifdef FUSETRAIN_WITH_CUDA
-  q.devices = std::make_unique<DeviceList>(cuda_identities(q.failure));
+  q.devices = std::make_unique<DeviceList>(cuda_devices(q.failure));
 #else
-  q.devices = std::make_unique<DeviceList>(std::vector<std::string>{});
+  q.devices = std::make_unique<DeviceList>(std::vector<VisibleDevice>{});
 #endif
   return q;
 }

@@ -12,6 +12,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include "engine/engine_device.h"
+#include "comm/collective_order.h"
 #include "comm/stall_inspector.h"
 #include "comm/timeline.h"
 #include "runtime/error.h"
@@ -27,6 +28,7 @@ struct GradientEngine::BucketState {
   std::vector<bool> packed;      // per slot, this step
   std::size_t pending = 0;       // slots not yet packed
   bool ready = false;            // all slots packed (or filled by finish)
+  std::uint64_t place = 0;       // its place in options.order, once it has one
   double first_pack_us = -1, ready_us = 0;
 };
 
@@ -99,7 +101,7 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
     } else {
       state->buffer = at::zeros({plan_[b].numel + 1}, options);
     }
-    if (compressed()) state->wire = at::empty({plan_[b].numel + 1}, state->buffer.options().dtype(options_.wire));
+    if (compressed()) state->wire = at::zeros({plan_[b].numel + 1}, state->buffer.options().dtype(options_.wire));
     state->packed.assign(plan_[b].tensors.size(), false);
     for (std::size_t s = 0; s < plan_[b].tensors.size(); ++s) {
       bucket_of_[plan_[b].tensors[s]] = b;
@@ -108,6 +110,7 @@ GradientEngine::GradientEngine(Backend& backend, const World& world, std::vector
     state_.push_back(std::move(state));
   }
   device_ = make_bucket_device_sync(on_device_, plan_.size());
+  warm_up_transfers();
 
   if (install_hooks) {
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -152,6 +155,7 @@ void GradientEngine::prepare(bool sync) {
     status(b).zero_();
   }
   next_ = 0;
+  placed_ = 0;
   finished_ = 0;
   ++step_;
 }
@@ -194,6 +198,7 @@ void GradientEngine::submit(std::size_t index, const at::Tensor& grad) {
     device_->mark_packed(b);
     std::lock_guard<std::mutex> lock(mutex_);
     s.ready = true;
+    place_ready_buckets();
     if (options_.timeline) {
       s.ready_us = options_.timeline->now_us();
       options_.timeline->record(cat("pack b", b), "engine", s.first_pack_us, s.ready_us);
@@ -225,8 +230,10 @@ void GradientEngine::communication_loop() {
         continue;
       }
       b = next_++;
+      FT_CHECK(!options_.order || b < placed_, "bucket ", b, " is ready without a place in line");
     }
     try {
+      const CollectiveTurn turn(options_.order, state_[b]->place, cat("the all-reduce of bucket ", b));
       run_bucket(b);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -332,7 +339,27 @@ void GradientEngine::complete_missing() {
     state_[b]->ready = true;
     state_[b]->ready_us = options_.timeline ? options_.timeline->now_us() : 0;
   }
+  place_ready_buckets();
   cv_.notify_all();
+}
+
+// One all-reduce of each distinct size and wire type the buckets send (device backends only: NCCL connects
+// the channels a size needs on its first collective of that size, and that set-up belongs before training).
+void GradientEngine::warm_up_transfers() {
+  if (!on_device_ || in_place_) return;
+  std::set<std::pair<std::int64_t, int>> seen;
+  std::vector<std::pair<at::Tensor, DType>> buffers;
+  for (std::size_t b = 0; b < plan_.size(); ++b) {
+    const at::Tensor& data = compressed() ? state_[b]->wire : state_[b]->buffer;
+    const DType dtype = compressed() ? wire_dtype_ : plan_[b].dtype;
+    if (seen.insert({data.numel(), static_cast<int>(dtype)}).second) buffers.emplace_back(data, dtype);
+  }
+  device_->warm_up(backend_, buffers);
+}
+
+void GradientEngine::place_ready_buckets() {
+  if (!options_.order) return;
+  while (placed_ < plan_.size() && state_[placed_]->ready) state_[placed_++]->place = options_.order->take();
 }
 
 void GradientEngine::finish() {

@@ -22,6 +22,7 @@ namespace ft {
 
 class World;
 class Timeline;
+class CollectiveOrder;
 struct BucketDeviceSync;
 
 struct NamedTensor {
@@ -50,6 +51,9 @@ struct GradientEngineOptions {
   // are then always packed, in the gradients' own dtype (not with an fp16/bf16 wire).
   std::shared_ptr<BucketReducer> reducer;
   Timeline* timeline = nullptr;
+  // With a second communicator on the device (synchronised BatchNorm over NCCL): each bucket takes its place
+  // in line on the thread that makes it ready (autograd's), and is enqueued in its turn. Null: no order.
+  CollectiveOrder* order = nullptr;
 };
 
 // On the CPU host clocks time the collectives; on a GPU device events do (a host clock around an
@@ -113,6 +117,9 @@ class GradientEngine {
   bool missing_anywhere(const std::vector<std::string>& missing_here);
   void run_bucket(std::size_t b);
   void complete_missing();
+  void warm_up_transfers();
+  // Under mutex_: a place in line (options_.order) for each bucket of the plan's ready prefix without one.
+  void place_ready_buckets();
   void raise_missing(const std::vector<std::string>& missing_here);
   at::Tensor status(std::size_t b) const;  // the bucket's missing-gradient count, reduced with it
 
@@ -139,6 +146,7 @@ class GradientEngine {
   bool stop_ = false;
   bool drain_ = false;         // wait_transfers() asks the communication thread to wait for the device
   std::size_t next_ = 0;       // next bucket the communication thread launches
+  std::size_t placed_ = 0;     // buckets of this step with a place in options_.order (a prefix of the plan)
   std::size_t finished_ = 0;   // buckets whose all-reduce completed this step
   std::int64_t step_ = 0;
   std::exception_ptr error_;

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "comm/backend.h"
 
@@ -23,6 +25,13 @@ struct BucketDeviceSync {
   virtual void allreduce(Backend& backend, at::Tensor& data, DType dtype) = 0;
   // On the main thread after all buckets finished: makes their results visible to the compute stream.
   virtual void wait_all(std::size_t buckets) = 0;
+  // Before the first step, on the main thread (collective): one all-reduce of each of `buffers` on the
+  // communication stream through a backend that enqueues on the device, waited for. NCCL connects an
+  // algorithm's channels on the first collective of a size that uses them; this moves that set-up out of
+  // training. A no-op elsewhere.
+  virtual void warm_up(Backend& backend, const std::vector<std::pair<at::Tensor, DType>>& buffers) {
+    (void)backend, (void)buffers;
+  }
 
   // Device clocks for the engine's statistics. Host clocks around an asynchronous transfer time its
   // launch, so on a device the transfers and the compute stream's wait for them are timed by events.

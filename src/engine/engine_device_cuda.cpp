@@ -9,13 +9,16 @@
 #include <vector>
 
 #include "engine/engine_device.h"
+#include "comm/stall_inspector.h"
 #include "engine/step_clocks.h"
 
 namespace ft {
 namespace {
 
-// Steps the host may run ahead of the device before begin_step waits for the oldest one's times.
+// Steps the host may run ahead of the device with their times kept: 8 slots made up front, growing to 64
+// (StepClocks never waits for the device; a host further ahead loses the oldest step's times).
 constexpr std::size_t kTimedSteps = 8;
+constexpr std::size_t kMaxTimedSteps = 64;
 
 at::cuda::CUDAEvent timing_event() { return at::cuda::CUDAEvent(cudaEventDefault); }
 
@@ -24,7 +27,7 @@ struct CudaBucketSync final : BucketDeviceSync {
       : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/true)),
         packed(buckets),
         done(buckets),
-        clocks(buckets, kTimedSteps, timing_event) {}
+        clocks(buckets, kTimedSteps, timing_event, kMaxTimedSteps) {}
 
   void mark_packed(std::size_t b) override { packed[b].record(c10::cuda::getCurrentCUDAStream()); }
 
@@ -65,6 +68,18 @@ struct CudaBucketSync final : BucketDeviceSync {
     stream.synchronize();
     backend.allreduce(host.data_ptr(), n, dtype);
     data.copy_(host, /*non_blocking=*/true);
+  }
+
+  void warm_up(Backend& backend, const std::vector<std::pair<at::Tensor, DType>>& buffers) override {
+    if (!backend.uses_device_memory()) return;
+    at::cuda::CUDAEvent filled;
+    filled.record(c10::cuda::getCurrentCUDAStream());  // the buffers' zeros
+    filled.block(stream);
+    for (const auto& [data, dtype] : buffers) {
+      const CollectiveLabel label(cat("warm-up all-reduce of ", format_bytes(data.nbytes())));
+      backend.allreduce(data.data_ptr(), static_cast<std::size_t>(data.numel()), dtype, stream.stream());
+    }
+    backend.wait_in_flight();
   }
 
   void wait_all(std::size_t buckets) override {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <sstream>
 
 #include "runtime/error.h"
@@ -43,38 +44,65 @@ int resolve_entry(const std::vector<std::string>& all, const std::string& entry)
   return found;
 }
 
-}  // namespace
-
-std::vector<std::string> DeviceQuery::identities() const {
-  std::vector<std::string> ids;
-  for (int i = 0; i < count(); ++i) ids.push_back(identity(i));
-  return ids;
+// A stand-in entry IDENTITY[@BUS_ID]; the i-th physical device's bus id defaults to 0000:<i+1>:00.0.
+VisibleDevice stand_in_device(const std::string& entry, std::size_t physical_index) {
+  const auto at = entry.find('@');
+  if (at != std::string::npos) return {entry.substr(0, at), entry.substr(at + 1)};
+  char bus[32];
+  std::snprintf(bus, sizeof(bus), "0000:%02zx:00.0", physical_index + 1);
+  return {entry, bus};
 }
 
-std::vector<std::string> select_visible(const std::vector<std::string>& all, const char* visible) {
-  if (visible == nullptr) return all;
-  std::vector<std::string> selected;
+}  // namespace
+
+std::vector<VisibleDevice> DeviceQuery::devices() const {
+  std::vector<VisibleDevice> all;
+  for (int i = 0; i < count(); ++i) all.push_back(device(i));
+  return all;
+}
+
+std::vector<int> select_visible_indices(const std::vector<std::string>& all, const char* visible) {
   std::vector<int> taken;
+  if (visible == nullptr) {
+    for (int i = 0; i < static_cast<int>(all.size()); ++i) taken.push_back(i);
+    return taken;
+  }
   for (const std::string& entry : split_commas(visible)) {
     const int index = resolve_entry(all, entry);
     if (index < 0 || std::find(taken.begin(), taken.end(), index) != taken.end()) break;
     taken.push_back(index);
-    selected.push_back(all[index]);
   }
+  return taken;
+}
+
+std::vector<std::string> select_visible(const std::vector<std::string>& all, const char* visible) {
+  std::vector<std::string> selected;
+  for (const int index : select_visible_indices(all, visible)) selected.push_back(all[static_cast<std::size_t>(index)]);
   return selected;
 }
 
-std::string DeviceList::identity(int index) const {
+VisibleDevice DeviceList::device(int index) const {
   FT_CHECK(index >= 0 && index < count(), "device index ", index, " out of range (", count(), " visible)");
-  return identities_[static_cast<std::size_t>(index)];
+  return devices_[static_cast<std::size_t>(index)];
 }
 
 DeviceList listed_devices(const std::string& listed, const char* cuda_visible_devices) {
-  const std::vector<std::string> all = listed.empty() ? std::vector<std::string>{} : split_commas(listed);
-  for (const std::string& id : all)
-    FT_REQUIRE(!id.empty() && std::count(all.begin(), all.end(), id) == 1, kTestGpusVariable, "='", listed,
-               "': list each device once, by a non-empty identity such as GPU-aaaa");
-  return DeviceList(select_visible(all, cuda_visible_devices));
+  const std::vector<std::string> entries = listed.empty() ? std::vector<std::string>{} : split_commas(listed);
+  std::vector<VisibleDevice> node;
+  std::vector<std::string> identities;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    node.push_back(stand_in_device(entries[i], i));
+    identities.push_back(node.back().identity);
+  }
+  for (const VisibleDevice& d : node)
+    FT_REQUIRE(!d.identity.empty() && !d.bus_id.empty() &&
+                   std::count(identities.begin(), identities.end(), d.identity) == 1,
+               kTestGpusVariable, "='", listed,
+               "': list each device once, by a non-empty identity such as GPU-aaaa (optionally @ its PCI bus id)");
+  std::vector<VisibleDevice> seen;
+  for (const int index : select_visible_indices(identities, cuda_visible_devices))
+    seen.push_back(node[static_cast<std::size_t>(index)]);
+  return DeviceList(std::move(seen));
 }
 
 }  // namespace ft

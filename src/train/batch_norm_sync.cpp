@@ -56,8 +56,11 @@ void BackendNormSync::allreduce(at::Tensor& t, const char* what) {
   }
   if (backend_.uses_device_memory()) {  // a failure aborts the NCCL communicator: nothing writes later
     const c10::Stream stream = at::accelerator::getCurrentStream(t.device().index());
-    backend_.allreduce(t.data_ptr(), static_cast<std::size_t>(t.numel()), wire_type(t.scalar_type()),
-                       stream.native_handle());
+    {
+      const CollectiveTurn turn(order_, order_ ? order_->take() : 0, what);
+      backend_.allreduce(t.data_ptr(), static_cast<std::size_t>(t.numel()), wire_type(t.scalar_type()),
+                         stream.native_handle());
+    }
     backend_.wait_in_flight(kMaxInFlight);
     return;
   }
@@ -78,7 +81,7 @@ BackendOptions run_backend_options(const Config& config, const at::Device& devic
 }
 
 BatchNormSyncing::BatchNormSyncing(const Config& config, const World& world, Network& network,
-                                   const at::Device& device, Backend* given)
+                                   const at::Device& device, Backend* given, CollectiveOrder* order)
     : network_(network) {
   if (!config.model.sync_batchnorm || world.size() == 1) return;
   Backend* backend = given;
@@ -88,7 +91,8 @@ BatchNormSyncing::BatchNormSyncing(const Config& config, const World& world, Net
     own_ = make_backend(world, options);
     backend = own_.get();
   }
-  const int layers = synchronize_batch_norms(network_, std::make_shared<BackendNormSync>(*backend));
+  const int layers = synchronize_batch_norms(
+      network_, std::make_shared<BackendNormSync>(*backend, backend->uses_device_memory() ? order : nullptr));
   FT_REQUIRE(layers > 0, "model.sync_batchnorm: model.name '", config.model.name,
              "' has no BatchNorm layer to synchronise; set it to false or add {type: bn} layers");
   on_ = true;

@@ -32,6 +32,7 @@ GradientEngineOptions engine_options(StepParts& parts, const std::vector<NamedTe
   options.wire = wire_type(d.compression);
   options.stall_timeout_s = d.stall_timeout_s;
   options.timeline = parts.timeline;
+  options.order = parts.collective_order;
   // Averaging is folded into the loss (1/world in each backward), so packing is a plain copy and no pass
   // over the gradients is spent on scaling; sums of pre-divided values cannot overflow in fp16 either.
   options.average = false;

@@ -28,6 +28,7 @@ TrainingStep::~TrainingStep() = default;
 
 void TrainingStep::run(const StepAt& at, const at::Tensor& indices, EpochSums& sums) {
   auto& p = parts_;
+  aids_.before_step(at.global_step, p.world.rank(), p.backend, p.device);
   const StepSyncCheck no_host_sync = aids_.watch(p.device, at.global_step);
   lr_ = p.schedule->at(at.global_step);
   set_learning_rate(*p.optimizer, p.groups, lr_, at.epoch);

@@ -55,6 +55,7 @@ struct StepParts {
   Network& network;
   at::Device device;
   Timeline* timeline = nullptr;
+  CollectiveOrder* collective_order = nullptr;  // with model.sync_batchnorm over NCCL: the engine's buckets' order
   DeviceDataset* train = nullptr;
   AugmentParams* train_params = nullptr;
   PhaseClock* clock = nullptr;

@@ -2,13 +2,17 @@
 // variable, so a test cannot pass because its aid was silently ignored.
 #include "train/step_test_aids.h"
 
+#include <ATen/DeviceAccelerator.h>
 #include <torch/optim/optimizer.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "comm/backend.h"
+#include "kernels/stall.h"
 #include "runtime/error.h"
 #include "checkpoint/finite_state.h"
 
@@ -19,7 +23,39 @@ struct Planted {
   std::int64_t nan_step = -1;
   bool nan_in_optimizer = false;
   bool host_read = false;
+  int lost_rank = -1;
+  std::int64_t lost_after = -1;
+  int held_rank = -1;
+  std::int64_t held_after = -1;
+  double held_s = 0;
 };
+
+// "R@N" at the start of `text` (rank R >= 0, N >= 0 steps); the rest of the text in `rest`. false when malformed.
+bool rank_at_step(const char* text, int& rank, std::int64_t& steps, const char*& rest) {
+  char* end = nullptr;
+  const long r = std::strtol(text, &end, 10);
+  if (end == text || *end != '@' || r < 0) return false;
+  const char* at = end + 1;
+  steps = std::strtoll(at, &end, 10);
+  rank = static_cast<int>(r);
+  rest = end;
+  return end != at && steps >= 0;
+}
+
+// FUSETRAIN_TEST_PEER_LOST=R@N and FUSETRAIN_TEST_DEVICE_HOLD=R@N:S (S > 0 seconds).
+void read_rank_aids(Planted& p) {
+  const char* rest = nullptr;
+  if (const char* text = std::getenv("FUSETRAIN_TEST_PEER_LOST"))
+    FT_REQUIRE(rank_at_step(text, p.lost_rank, p.lost_after, rest) && *rest == '\0',
+               "FUSETRAIN_TEST_PEER_LOST must be R@N (rank R lost once N steps are done), got '", text, "'");
+  if (const char* text = std::getenv("FUSETRAIN_TEST_DEVICE_HOLD")) {
+    const bool well_formed = rank_at_step(text, p.held_rank, p.held_after, rest) && *rest == ':';
+    char* end = nullptr;
+    if (well_formed) p.held_s = std::strtod(rest + 1, &end);
+    FT_REQUIRE(well_formed && end != rest + 1 && *end == '\0' && p.held_s > 0, "FUSETRAIN_TEST_DEVICE_HOLD must be "
+               "R@N:S (rank R's device held S seconds once N steps are done), got '", text, "'");
+  }
+}
 
 Planted read_environment() {
   Planted p;
@@ -28,6 +64,7 @@ Planted read_environment() {
                "FUSETRAIN_TEST_HOST_READ_IN_STEP must be 1 or 0, got '", read, "'");
     p.host_read = std::strcmp(read, "1") == 0;
   }
+  read_rank_aids(p);
   const char* text = std::getenv("FUSETRAIN_TEST_NAN_AFTER_STEP");
   if (!text) return p;
   char* end = nullptr;
@@ -45,6 +82,26 @@ StepTestAids::StepTestAids() {
   nan_step_ = planted.nan_step;
   nan_in_optimizer_ = planted.nan_in_optimizer;
   host_read_ = planted.host_read;
+  lost_rank_ = planted.lost_rank;
+  lost_after_ = planted.lost_after;
+  held_rank_ = planted.held_rank;
+  held_after_ = planted.held_after;
+  held_s_ = planted.held_s;
+}
+
+void StepTestAids::before_step(std::int64_t steps_done, int rank, Backend& backend, const at::Device& device) const {
+  if (steps_done == held_after_ && rank == held_rank_) {
+    FT_REQUIRE(device.is_cuda(), "FUSETRAIN_TEST_DEVICE_HOLD holds a CUDA device, and rank ", rank, " trains on ", device);
+    const c10::Stream stream = at::accelerator::getCurrentStream(device.index());
+    stall_stream_device(held_s_, static_cast<cudaStream_t>(stream.native_handle()));
+  }
+  if (steps_done != lost_after_) return;
+  if (rank == lost_rank_) {
+    std::raise(SIGSTOP);  // until the job ends it
+    return;
+  }
+  constexpr int kNcclRemoteError = 6;  // ncclResult_t's ncclRemoteError
+  backend.plant_transport_failure(nccl_transport_failure(kNcclRemoteError));
 }
 
 void StepTestAids::after_step(std::int64_t steps_done, Network& network, torch::optim::Optimizer& optimizer,

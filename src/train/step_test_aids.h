@@ -1,5 +1,6 @@
 // The test aids that reach a training step, all through this one seam: the host-synchronisation check around
-// the step, a planted host read inside it (the check's positive control) and a planted NaN after it.
+// the step, a planted host read inside it (the check's positive control), a planted NaN after it, and a rank
+// lost or held up on its device before it.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -15,11 +16,22 @@ class Optimizer;
 
 namespace ft {
 
+class Backend;
+
 class StepTestAids {
  public:
   // From the environment, read once per process: FUSETRAIN_TEST_SYNC_DEBUG (see train/sync_check.h),
-  // FUSETRAIN_TEST_HOST_READ_IN_STEP=1 and FUSETRAIN_TEST_NAN_AFTER_STEP=N[:optimizer]. None set: no effect.
+  // FUSETRAIN_TEST_HOST_READ_IN_STEP=1, FUSETRAIN_TEST_NAN_AFTER_STEP=N[:optimizer], FUSETRAIN_TEST_PEER_LOST=R@N
+  // and FUSETRAIN_TEST_DEVICE_HOLD=R@N:S. None set: no effect.
   StepTestAids();
+
+  // Before the step that follows `steps_done` steps. FUSETRAIN_TEST_PEER_LOST=R@N: once N steps are done, rank R
+  // freezes (SIGSTOP: it answers nothing more, as a lost node does, while the launcher still counts it alive)
+  // and every other rank's next collective on `backend` fails with the asynchronous error NCCL reports for a
+  // peer that is gone (ncclRemoteError), as a GPU run would see it.
+  // FUSETRAIN_TEST_DEVICE_HOLD=R@N:S: once N steps are done, rank R's device (its current CUDA stream) is held
+  // busy for S seconds, as a straggling GPU would be.
+  void before_step(std::int64_t steps_done, int rank, Backend& backend, const at::Device& device) const;
 
   // For the whole of optimizer step `global_step` (0-based): the host-synchronisation check.
   StepSyncCheck watch(const at::Device& device, std::int64_t global_step) const {
@@ -36,6 +48,11 @@ class StepTestAids {
   std::int64_t nan_step_ = -1;
   bool nan_in_optimizer_ = false;
   bool host_read_ = false;
+  int lost_rank_ = -1;
+  std::int64_t lost_after_ = -1;
+  int held_rank_ = -1;
+  std::int64_t held_after_ = -1;
+  double held_s_ = 0;
 };
 
 }  // namespace ft

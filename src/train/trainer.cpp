@@ -41,6 +41,8 @@ namespace ft {
 struct Trainer::State {
   RankSplits splits;
   at::ScalarType dtype = at::kFloat, param_dtype = at::kFloat, amp_dtype = at::kFloat;
+  // The enqueue order of the two communicators on a device (the engine's and model.sync_batchnorm's over NCCL).
+  std::unique_ptr<CollectiveOrder> collective_order;
   std::unique_ptr<BatchNormSyncing> norm_sync;  // model.sync_batchnorm's attachment, undone with the state
   std::unique_ptr<StepParts> parts;
   std::unique_ptr<TrainingStep> step;
@@ -180,7 +182,10 @@ void Trainer::build_replica() {
   s.param_dtype = s.dtype == at::kDouble ? at::kDouble : at::kFloat;
   s.amp_dtype = (s.dtype == at::kHalf || s.dtype == at::kBFloat16) ? s.dtype : at::kFloat;
   network_ = ft::build_replica(config_, *s.splits.train, world_, device_, s.param_dtype);
-  s.norm_sync = std::make_unique<BatchNormSyncing>(config_, world_, *network_, device_, options_.norm_backend);
+  if (config_.model.sync_batchnorm && world_.size() > 1 && backend_.uses_device_memory())
+    s.collective_order = std::make_unique<CollectiveOrder>(config_.distributed.stall_timeout_s);
+  s.norm_sync = std::make_unique<BatchNormSyncing>(config_, world_, *network_, device_, options_.norm_backend,
+                                                   s.collective_order.get());
 }
 
 // The optimizer with its parameter groups, the fp16 loss scaler and the fused step, then the one kind of
@@ -188,6 +193,7 @@ void Trainer::build_replica() {
 void Trainer::make_step() {
   auto& s = *state_;
   s.parts = std::make_unique<StepParts>(StepParts{config_, world_, backend_, *network_, device_, timeline_});
+  s.parts->collective_order = s.collective_order.get();
   StepParts& p = *s.parts;
   std::vector<NamedTensor> named;
   std::vector<std::pair<std::string, at::Tensor>> all_named;

@@ -8,7 +8,7 @@ in the next; blank lines and lines holding only a comment are not commands). A c
 line ends with one of these tags in its trailing comment, which say why it cannot run on a CPU machine
 in a few minutes:
 
-  [gpu] [slurm] [nodes] [root] [build] [download] [long]   not run; listed with the reason
+  [gpu] [slurm] [nodes] [modules] [root] [build] [download] [long]   not run; listed with the reason
   [exit N]                                                  run; must exit with status N (else 0)
 
 Any other [word] at the end of a comment is an error, and so are ```bash/```shell/```console blocks and
@@ -44,6 +44,7 @@ NOT_RUN = {
     "gpu": "needs a CUDA device",
     "slurm": "needs a Slurm cluster",
     "nodes": "needs several hosts",
+    "modules": "needs a cluster's environment modules (Lmod), Spack or Apptainer",
     "root": "needs root and changes the host (namespaces, daemons)",
     "build": "builds, or needs a configured build folder",
     "download": "needs files this machine does not have (a release, a package download)",

@@ -135,21 +135,23 @@ case_share_gloo() { share_gpu gloo; }
 
 # sync_powersgd NAME RANKS BACKEND [SHARING]: resnet9 with every BatchNorm over all ranks' images and PowerSGD
 # gradients (rank 2, compressed from step 10): the layers' sums and the factors' all-reduces on the device's
-# streams (NCCL) or through host memory (Gloo, 2 ranks on one GPU); it learns, and replicas stay identical.
+# streams (NCCL: one GPU per rank, or the several-NCCL-hosts mode) or through host memory (Gloo, 2 ranks sharing
+# GPU 0); it learns, and replicas (BatchNorm's statistics too) stay bit-identical every 10 steps.
 sync_powersgd() {
-  gpu_training 1 "$3"
+  local sharing=()
+  if [ -n "${4:-}" ]; then gpu_training 1 "$3"; sharing=(env CUDA_VISIBLE_DEVICES=0); else gpu_training "$2" "$3"; fi
   gpu_config "$WORK/$1.yaml" "model: {name: resnet9, width: 16, sync_batchnorm: true}" \
     "train: {epochs: 2, seed: 11, device: cuda}" \
     "distributed: {backend: $3, stall_timeout_s: 60, verify_replicas: 10, compression: powersgd, powersgd_rank: 2, powersgd_start_step: 10${4:+, allow_device_sharing: true}}" \
     "output: {dir: $WORK/runs, name: $1}"
-  run_case "$1" 600 env CUDA_VISIBLE_DEVICES=0 $FUSETRAIN_MPIRUN -np "$2" "$FT" train --config "$WORK/$1.yaml"
+  run_case "$1" 600 "${sharing[@]}" $FUSETRAIN_MPIRUN -np "$2" "$FT" train --config "$WORK/$1.yaml"
   expect_status 0
   expect_message "$2 rank\(s\) on 1 node\(s\), backend $3, device cuda:0"
   expect_no_message "diverged"
   expect_accuracy "$WORK/runs/$1.h5" "$MIN_ACC_2_EPOCHS"
   pass
 }
-case_sync_powersgd_nccl() { sync_powersgd sync_powersgd_nccl 1 nccl; }
+case_sync_powersgd_nccl() { sync_powersgd sync_powersgd_nccl "$(nccl_ranks)" nccl; }
 case_sync_powersgd_shared() { sync_powersgd sync_powersgd_shared 2 gloo sharing; }
 
 # NCCL cannot put two ranks on one GPU: a clear error from both ways of asking, never a hang.
@@ -168,19 +170,30 @@ case_nccl_shared_gpu() {
   pass
 }
 
-# NCCL across 2 GPUs equals 1 GPU with the doubled batch (same images per step, no augmentation, global
-# shuffle): first-epoch train loss within 1% and final test accuracy within 0.02.
+# The ranks of the several-rank NCCL cases: FUSETRAIN_GPU_NCCL_RANKS (2 by default; 4 where a window has the time).
+nccl_ranks() { echo "${FUSETRAIN_GPU_NCCL_RANKS:-2}"; }
+
+# expect_nccl_hosts_line: in the several-NCCL-hosts mode, the run said its ranks share GPU 0 as separate NCCL hosts.
+expect_nccl_hosts_line() {
+  [ -z "$NCCL_HOSTS" ] || expect_message "separate NCCL hosts \(distinct NCCL_HOSTID\) on one GPU"
+}
+
+# NCCL across N GPUs (nccl_ranks) equals 1 GPU with the N-fold batch (same images per step, no augmentation,
+# global shuffle): first-epoch train loss within 1% and final test accuracy within 0.02.
 case_nccl_equivalence() {
-  gpu_training 2 nccl
+  local ranks
+  ranks=$(nccl_ranks)
+  gpu_training "$ranks" nccl
   local data="data: {path: $CIFAR, batch_size: BATCH, shuffle: global, limit_train: 4096, limit_test: 1000}"
   gpu_config "$WORK/one.yaml" "${data/BATCH/128}" "train: {epochs: 2, seed: 5, device: cuda}" \
     "output: {dir: $WORK/runs, name: one}"
-  gpu_config "$WORK/two.yaml" "${data/BATCH/64}" "train: {epochs: 2, seed: 5, device: cuda}" \
+  gpu_config "$WORK/two.yaml" "${data/BATCH/$((128 / ranks))}" "train: {epochs: 2, seed: 5, device: cuda}" \
     "output: {dir: $WORK/runs, name: two}"
   run_case nccl_one 600 $FUSETRAIN_MPIRUN -np 1 "$FT" train --config "$WORK/one.yaml"
   expect_status 0
-  run_case nccl_two 600 $FUSETRAIN_MPIRUN -np 2 "$FT" train --config "$WORK/two.yaml"
+  run_case nccl_two 600 $FUSETRAIN_MPIRUN -np "$ranks" "$FT" train --config "$WORK/two.yaml"
   expect_status 0
+  expect_nccl_hosts_line
   local a b
   a=$("$FT" inspect "$WORK/runs/one.h5" /epochs/train_loss | head -n 1)
   b=$("$FT" inspect "$WORK/runs/two.h5" /epochs/train_loss | head -n 1)
@@ -224,14 +237,14 @@ sync_free_runs() {
     graphs=false
     [ "$setting" = "${setting%,graphs}" ] || graphs=true
     name=sync_${label}_${precision}_$graphs
-    quick_config "$WORK/$name.yaml" "precision: {dtype: $precision}" \
-      "train: {epochs: 1, seed: 11, device: cuda, loss_check_every: 100000, cuda_graphs: $graphs}" \
+    quick_config "$WORK/$name.yaml" "precision: {dtype: $precision}" ${SYNC_FREE_DATA:+"$SYNC_FREE_DATA"} \
+      "train: {epochs: ${SYNC_FREE_EPOCHS:-1}, seed: 11, device: cuda, loss_check_every: 100000, cuda_graphs: $graphs}" \
       "output: {dir: $WORK/runs, name: $name}"
     run_case "no_host_sync_$name" 300 env FUSETRAIN_TEST_SYNC_DEBUG=1 $FUSETRAIN_MPIRUN -np "$ranks" "$FT" train \
       --config "$WORK/$name.yaml"
     expect_status 0
     expect_no_message "synchroniz"
-    expect_message "^epoch   1/1 "
+    expect_message "^epoch   ${SYNC_FREE_EPOCHS:-1}/${SYNC_FREE_EPOCHS:-1} "
     pass
   done
 }
@@ -253,10 +266,13 @@ sync_check_control() {
   expect_no_message "^epoch   1/1 "
   pass
 }
-# The same on 2 GPUs over NCCL, eager and with the graph's all-reduce after the replay.
+# The same on 2 GPUs over NCCL, eager and with the graph's all-reduce after the replay, for 2 epochs of 19 steps:
+# more steps than the engine's device clocks make slots for up front (8), so a host that runs ahead reuses and
+# adds slots inside the checked steps.
 case_no_host_sync_nccl() {
   gpu_training 2 nccl
-  sync_free_runs 2 two fp32 bf16 fp16 bf16,graphs
+  SYNC_FREE_DATA="data: {path: $CIFAR, batch_size: 128, limit_train: 5000, limit_test: 500}" SYNC_FREE_EPOCHS=2 \
+    sync_free_runs 2 two fp32 bf16 fp16 bf16,graphs
 }
 
 # Eager steps before train.cuda_graphs captures its step (GraphedStep::kWarmupSteps, src/train/graphed_step.h).
@@ -392,6 +408,85 @@ case_elastic_one_gpu() {
   expect_message "^resuming from $WORK/runs/elastic\.ckpt at epoch 1, step 7$"
   expect_message "backend nccl, device cuda:0"
   expect_message "^epoch   2/2 "
+  pass
+}
+
+# A rank killed (kill -9) mid-run over NCCL: the other stops within the stall timeout with an error naming the
+# lost rank, and its report gives the status that makes the job scripts requeue (76). mpirun runs with
+# --enable-recovery, which keeps the survivor alive to say so, as srun does (plain mpirun kills the job at once
+# and reports the signal; with recovery it may end with status 0: judged by what the rank printed).
+case_nccl_rank_killed() {
+  gpu_training 2 nccl
+  local stall=20 victim start
+  quick_config "$WORK/killed.yaml" "train: {epochs: 100, seed: 11, device: cuda}" \
+    "distributed: {backend: nccl, stall_timeout_s: $stall}" "output: {dir: $WORK/runs, name: killed}"
+  launch killed $FUSETRAIN_MPIRUN --enable-recovery -np 2 "$FT" train --config "$WORK/killed.yaml"
+  wait_for_line "$OUT" "^epoch   1/" 300 "$JOB"
+  victim=$(rank_pid "train --config $WORK/killed.yaml" 1) || ft_fail "rank 1 not found"
+  start=$(now)
+  kill -KILL "$victim"
+  wait_job $((stall + 60))
+  ELAPSED=$(seconds_since "$start")
+  expect_message "rank 0 \([^)]*\): error: .*rank 1 \([^)]*\)"
+  expect_message "\(exit 76: a rank was lost"
+  expect_faster_than $((stall + 20))
+  echo "figure: rank 1 killed: rank 0 out after $ELAPSED s (stall timeout $stall s)"
+  pass
+}
+
+# A rank's device held up (the test aid FUSETRAIN_TEST_DEVICE_HOLD: from step 6 a kernel keeps rank 1's stream busy
+# for three stall timeouts): the run ends with a stall naming rank 1 and exit 76, never a hang. The loss is read
+# every step, so the held rank's host waits on its device and stays behind at the next collective.
+case_nccl_rank_held() {
+  gpu_training 2 nccl
+  local stall=10
+  quick_config "$WORK/held.yaml" "train: {epochs: 20, seed: 11, device: cuda, loss_check_every: 1}" \
+    "distributed: {backend: nccl, stall_timeout_s: $stall}" "output: {dir: $WORK/runs, name: held}"
+  run_case held $((6 * stall + 120)) env FUSETRAIN_TEST_DEVICE_HOLD="1@6:$((3 * stall))" $FUSETRAIN_MPIRUN -np 2 \
+    "$FT" train --config "$WORK/held.yaml"
+  expect_status 76
+  expect_message "rank 0 \([^)]*\): error: .*rank 1 \([^)]*\)"
+  expect_faster_than $((3 * stall + 30))
+  echo "figure: rank 1 held on its device: the run ended after $ELAPSED s (stall timeout $stall s)"
+  pass
+}
+
+# A run stopped on 2 ranks resumes on 1 and, stopped again the same way, on 3: the global batch of 192 (2 x 96)
+# splits over each, the stop at step 7 of 10 an epoch (1920 images) resumes there, and every epoch is recorded once.
+case_nccl_resize() {
+  gpu_training 3 nccl
+  local to name
+  for to in 1 3; do
+    name=resize_$to
+    quick_config "$WORK/$name.yaml" "data: {path: $CIFAR, batch_size: 96, limit_train: 1920, limit_test: 500}" \
+      "train: {epochs: 2, seed: 11, device: cuda}" "output: {dir: $WORK/runs, name: $name}"
+    run_case "${name}_stop" 300 env FUSETRAIN_TEST_STOP_AT_STEP=7 $FUSETRAIN_MPIRUN -np 2 "$FT" train \
+      --config "$WORK/$name.yaml"
+    expect_status 75
+    expect_message "^stopped by signal at epoch 1, step 7; checkpoint "
+    pass
+    run_case "${name}_resume" 300 $FUSETRAIN_MPIRUN -np "$to" "$FT" train --config "$WORK/$name.yaml"
+    expect_status 0
+    expect_message "^resuming from $WORK/runs/$name\.ckpt at epoch 1, step 7$"
+    expect_message "^epoch   2/2 "
+    [ "$("$FT" inspect "$WORK/runs/$name.h5" /epochs/epoch | paste -sd, -)" = "1,2" ] ||
+      ft_fail "the run resumed on $to rank(s) does not hold epochs 1 and 2 once each"
+    pass
+  done
+}
+
+# Ranks start from rank 0's weights (the initial broadcast) and stay bit-identical over NCCL: the replicas are
+# compared after every step (distributed.verify_replicas: 1) of 2 epochs, with dropout's per-rank streams on.
+case_nccl_replicas() {
+  gpu_training 2 nccl
+  quick_config "$WORK/replicas.yaml" "model: {name: simple_cnn, dropout: 0.3}" \
+    "train: {epochs: 2, seed: 11, device: cuda}" "distributed: {backend: nccl, stall_timeout_s: 60, verify_replicas: 1}" \
+    "output: {dir: $WORK/runs, name: replicas}"
+  run_case replicas 300 $FUSETRAIN_MPIRUN -np 2 "$FT" train --config "$WORK/replicas.yaml"
+  expect_status 0
+  expect_no_message "diverged"
+  expect_message "^epoch   2/2 "
+  expect_nccl_hosts_line
   pass
 }
 

@@ -4,7 +4,8 @@
 # unchanged, and unpacks into another checkout; the check answers "no device" with exit 3; a stage that
 # outlives the budget is cut off and the next is not started; a call cut off in the middle of its GPU cases
 # (by its budget, or killed outright) still leaves a summary of every case that finished; a failing speed
-# row is recorded and the next one runs; a re-check runs only the named cases; and no call leaves more
+# row is recorded and the next one runs; a re-check runs only the named cases; cases with RUN_SERIAL run
+# alone after the others, and the hosts tier's cases one at a time in its mode; and no call leaves more
 # than 8 files in its output folder.
 # usage: host_tools_check.sh (FUSETRAIN_BIN, FUSETRAIN_SOURCE, FUSETRAIN_TMP, FUSETRAIN_PYTHON as for the suite)
 set -euo pipefail
@@ -181,4 +182,63 @@ speed_rows() {
   pass
 }
 check speed_rows
+
+# Stand-in cases that record when they ran (seconds since the epoch, to the millisecond) and whether the
+# several-NCCL-hosts mode was on; serial_cases stands in for ctest's RUN_SERIAL property.
+cat > "$WORK/timed.sh" <<'TIMED'
+run_gpu_case() {
+  local start
+  start=$(date +%s.%N)
+  sleep 2
+  echo "$1 $start $(date +%s.%N) hosts=${FUSETRAIN_GPU_NCCL_HOSTS:-off}" >> "$TIMED_LOG"
+  echo "figure: $1 ran"
+}
+serial_cases() { printf 'gpu.serial_a\ngpu.serial_b\n'; }
+TIMED
+
+# overlaps LOG A B: whether the runs of cases A and B in LOG overlap in time.
+overlaps() {
+  awk -v a="$2" -v b="$3" '$1 == a { s1 = $2; e1 = $3 } $1 == b { s2 = $2; e2 = $3 }
+                           END { exit !(s1 < e2 && s2 < e1) }' "$1"
+}
+
+# RUN_SERIAL holds across the separate ctest processes: the other cases run 3 at a time, each serial case
+# after them and alone; every case passes.
+serial_cases_alone() {
+  local log=$WORK/serial.log case other
+  : > "$log"
+  run_case serial_cases_alone 60 "${check_env[@]}" TIMED_LOG="$log" STAGE_LIBRARY="$WORK/timed.sh" STAGES=cases \
+    JOBS=3 CASES="gpu.serial_a gpu.par_a gpu.par_b gpu.serial_b gpu.par_c" \
+    bash "$checkout/tools/gpu-host/device_check.sh" "$bundle" "$WORK/out_serial"
+  expect_status 0
+  [ "$(wc -l < "$log")" -eq 5 ] || { OUT=$log; ft_fail "not every case ran once"; }
+  overlaps "$log" gpu.par_a gpu.par_c || { OUT=$log; ft_fail "the other cases did not run side by side"; }
+  for case in gpu.serial_a gpu.serial_b; do
+    expect_message "^\| $case \| passed \| [0-9]+ \| $case ran \|$"
+    for other in gpu.serial_a gpu.serial_b gpu.par_a gpu.par_b gpu.par_c; do
+      [ "$other" = "$case" ] || ! overlaps "$log" "$case" "$other" || { OUT=$log; ft_fail "$case ran beside $other"; }
+    done
+  done
+  pass
+}
+check serial_cases_alone
+
+# The hosts tier's stage: its cases one at a time, each with the several-NCCL-hosts mode on.
+nccl_hosts_stage() {
+  local log=$WORK/hosts.log
+  : > "$log"
+  run_case nccl_hosts_stage 60 "${check_env[@]}" TIMED_LOG="$log" STAGE_LIBRARY="$WORK/timed.sh" STAGES=nccl_hosts \
+    CASES="gpu.hosts_a gpu.hosts_b gpu.hosts_c" bash "$checkout/tools/gpu-host/device_check.sh" --tier hosts \
+    "$bundle" "$WORK/out_hosts"
+  expect_status 0
+  expect_message "^# GPU check: tier hosts, "
+  expect_message "^\| nccl_hosts \| passed \|"
+  [ "$(grep -c ' hosts=1$' "$log")" -eq 3 ] || { OUT=$log; ft_fail "not every case ran once in the several-NCCL-hosts mode"; }
+  if overlaps "$log" gpu.hosts_a gpu.hosts_b || overlaps "$log" gpu.hosts_b gpu.hosts_c; then
+    OUT=$log
+    ft_fail "the stage's cases ran side by side"
+  fi
+  pass
+}
+check nccl_hosts_stage
 finish "the GPU host's tools work wherever no device is needed"

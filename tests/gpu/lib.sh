@@ -38,13 +38,26 @@ cuda_device_visible() {
   return 1
 }
 
+# The several-NCCL-hosts mode (FUSETRAIN_GPU_NCCL_HOSTS=1; tools/gpu-host/device_check.sh's nccl_hosts stage): a
+# case that needs N GPUs runs its N ranks on GPU 0 instead, each an NCCL host of its own (NCCL_HOSTID, through
+# tests/gpu/nccl_host_rank.sh), talking over NCCL's socket transport on loopback. NCCL refuses two ranks of one
+# host on one GPU, not two hosts; every all-reduce then crosses sockets, so these runs check correctness, not speed.
+NCCL_HOSTS=${FUSETRAIN_GPU_NCCL_HOSTS:-}
+as_nccl_hosts() {
+  export NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=0
+  export FUSETRAIN_NCCL_HOST_PROGRAM=$FT
+  FT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/nccl_host_rank.sh
+}
+
 # require_gpus N: skips unless a CUDA device is visible; then fails unless this fusetrain has CUDA kernels
-# and sees one. A host with fewer than N devices skips: the case needs hardware it does not have.
+# and sees one. A host with fewer than N devices skips: the case needs hardware it does not have (in the
+# several-NCCL-hosts mode, one device serves N ranks).
 require_gpus() {
   local info count
   if [ -n "$REHEARSAL" ]; then
     info=$("$FT" info 2>&1) || ft_fail "fusetrain info failed: $info"
     grep -q '^CUDA kernels: built' <<< "$info" || ft_fail "rehearsal: $FT was built without CUDA"
+    [ -z "$NCCL_HOSTS" ] || [ "$1" -lt 2 ] || as_nccl_hosts
     return 0
   fi
   if ! cuda_device_visible; then
@@ -57,6 +70,10 @@ require_gpus() {
   count=$(sed -n 's/^CUDA devices: \([0-9]*\).*/\1/p' <<< "$info")
   [ "${count:-0}" -gt 0 ] ||
     ft_fail "$CUDA_HOST, but fusetrain info sees ${count:-no} CUDA device(s) (driver, CUDA runtime or CUDA_VISIBLE_DEVICES?)"
+  if [ -n "$NCCL_HOSTS" ] && [ "$1" -ge 2 ]; then
+    as_nccl_hosts
+    return 0
+  fi
   if [ "$count" -lt "$1" ]; then
     echo "SKIP: needs $1 CUDA devices, this host shows $count"
     exit 77
@@ -184,8 +201,10 @@ rehearsal_ready() {
   touch "$WORK/.writable" || ft_fail "rehearsal: the temp folder $WORK is not writable"
   echo "PASS [rehearsal $CASE]: ready before the first CUDA call: $(command -v "$program")${config:+, $config}${CIFAR:+,}" \
     "${CIFAR:+data $CIFAR,} temp $WORK"
+  echo "figure: ready, fusetrain as $FT"
   exit 0
 }
 if [ -n "$REHEARSAL" ]; then
   run_case() { rehearsal_ready "$@"; }
+  launch() { rehearsal_ready "$1" 0 "${@:2}"; }
 fi

@@ -102,6 +102,19 @@ gpu_cases() {
   echo "PASS [gpu_cases]: $count GPU cases ready before their first CUDA call, in $ELAPSED s"
 }
 
+# The several-NCCL-hosts stage (device_check.sh --tier hosts, a window's first call) up to each case's first CUDA
+# call: every case of the stage passes, its ranks' fusetrain the wrapper that makes each an NCCL host of its own.
+nccl_hosts_stage() {
+  local count
+  run_case nccl_hosts 300 env FUSETRAIN_GPU_REHEARSAL=1 DEVICE_CHECK_DEPS="$deps" STAGES=nccl_hosts BUDGET_S=280 \
+    bash tools/gpu-host/device_check.sh --tier hosts .gpu "$FRESH/out/hosts"
+  expect_status 0
+  OUT=$FRESH/out/hosts/summary.md
+  count=$(grep -cE '^\| gpu\.[a-z0-9_]+ \| passed \| .*fusetrain as [^ |]*/tests/gpu/nccl_host_rank\.sh' "$OUT" || true)
+  [ "$count" -eq 8 ] || ft_fail "$count of the 8 cases of the several-NCCL-hosts stage passed their rehearsal as NCCL hosts"
+  echo "PASS [nccl_hosts]: 8 several-rank cases ready as separate NCCL hosts before their first CUDA call, in $ELAPSED s"
+}
+
 # cpu_training BACKEND: 2 ranks on the CPU through the unpacked mpirun, on the GPU cases' CIFAR-10 shards
 # (256 images, 1 epoch): trains, and its results file (HDF5) reads back.
 cpu_training() {
@@ -154,6 +167,7 @@ checks() {
   linkage
   unit_tests
   gpu_cases
+  nccl_hosts_stage
   cpu_training mpi
   cpu_training gloo
   fast_recipe_on_carried_data

@@ -2,6 +2,7 @@
 // filtered by its own CUDA_VISIBLE_DEVICES setting) through the real gather, and all ranks agree.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,27 @@ TEST(Placement, NcclRefusesASharedDevice) {
   if (test::world().local_size() < 2) GTEST_SKIP() << "one rank per node shares nothing";
   const std::string refused = placement_error(listed_devices(node_devices(), "0"), {true, true});
   EXPECT_NE(refused.find("NCCL cannot run two ranks on one GPU"), std::string::npos) << refused;
+}
+
+// Each rank its own NCCL host (NCCL_HOSTID), all on device 0: NCCL accepts them, and so does the placement,
+// with the line that says their traffic goes over the network transport; the reports cross the real gather.
+TEST(Placement, SeparateNcclHostsShareOneDevice) {
+  const World& world = test::world();
+  if (world.local_size() < 2) GTEST_SKIP() << "one rank per node shares nothing";
+  const DeviceList first = listed_devices(node_devices(), "0");
+  ::setenv("NCCL_HOSTID", ("fusetrain-rank-" + std::to_string(world.rank())).c_str(), 1);
+  const std::vector<RankDevices> ranks = gather_rank_devices(world, first);
+  ::unsetenv("NCCL_HOSTID");
+  ASSERT_EQ(static_cast<int>(ranks.size()), world.size());
+  EXPECT_EQ(ranks[1].nccl_host, "fusetrain-rank-1");
+  EXPECT_TRUE(ranks[1].nccl_host_given);
+  EXPECT_EQ(ranks[0].devices, (std::vector<VisibleDevice>{{"GPU-0000", "0000:01:00.0"}}));
+  const auto placed = place_on_devices(ranks, {true, false, NcclDuplicate::bus_id});
+  const std::string note = nccl_hosts_sharing_a_gpu(ranks, placed);
+  EXPECT_NE(note.find("ranks 0 (index 0) and 1 (index 0)"), std::string::npos) << note;
+  // Without NCCL_HOSTID the ranks of one node are one NCCL host (the host name and boot id): refused.
+  EXPECT_NE(placement_error(first, {true, false, NcclDuplicate::bus_id}).find("NCCL cannot run two ranks on one GPU"),
+            std::string::npos);
 }
 
 TEST(Placement, ARankThatSeesNoDeviceIsNamed) {

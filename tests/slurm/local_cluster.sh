@@ -74,7 +74,7 @@ cluster_start() {
   rm -rf "$dir" && mkdir -p "$dir"/{state,spool/ftnode,log,tmp/ftnode}
   local memory cpus
   memory=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
-  cpus=$(nproc)
+  cpus=${FT_CLUSTER_CPUS:-$(nproc)}
   if [ "$gpus" -gt 0 ]; then
     cluster_gpus "$dir" "$gpus"
     gres="GresTypes=gpu"$'\n' node_gres=" Gres=gpu:$gpus"

@@ -37,7 +37,7 @@ YAML
 
 # One run on two ranks; the config names no output.name, so the script names it <stem>-<job id>.
 train_job=$(CONFIG=$work/tiny.yaml FUSETRAIN_BIN=$bin LAUNCHER=$FT_LAUNCHER \
-  sbatch --parsable --ntasks-per-node=2 --gpus-per-task=0 --cpus-per-task=1 --output="$work/train-%j.out" \
+  sbatch --parsable --ntasks-per-node=2 --gpus-per-node=0 --cpus-per-task=1 --output="$work/train-%j.out" \
   "$FUSETRAIN_SOURCE/jobs/slurm/train.sbatch")
 echo "submitted train.sbatch as job $train_job"
 

@@ -51,7 +51,7 @@ cluster_start "$work/cluster"
 # (train.epochs may change on resume).
 write_config preempt 1000 2000
 job=$(CONFIG=$work/preempt.yaml FUSETRAIN_BIN=$bin LAUNCHER=$FT_LAUNCHER \
-  sbatch --parsable --ntasks-per-node=2 --gpus-per-task=0 --cpus-per-task=1 --output="$work/preempt.out" \
+  sbatch --parsable --ntasks-per-node=2 --gpus-per-node=0 --cpus-per-task=1 --output="$work/preempt.out" \
   "$FUSETRAIN_SOURCE/jobs/slurm/train.sbatch")
 echo "submitted train.sbatch as job $job"
 log=$work/preempt.out

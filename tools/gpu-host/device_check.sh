@@ -8,21 +8,26 @@
 # each finishes: a call cut off anywhere still brings back all it did. OUT_DIR gets at most 8 files:
 # summary.md, logs.tar.xz and speed.md (the speed rows' output).
 #
-# usage: tools/gpu-host/device_check.sh [--tier 1|2] BUNDLE_DIR OUT_DIR               (from the checkout's root)
+# The several-NCCL-hosts tier (--tier hosts), the first call of a window on a host with one GPU: probe, unpack and
+# the cases that need several GPUs, their ranks sharing GPU 0 as separate NCCL hosts, one case at a time.
+#
+# usage: tools/gpu-host/device_check.sh [--tier 1|2|hosts] BUNDLE_DIR OUT_DIR         (from the checkout's root)
 #        tools/gpu-host/device_check.sh --recheck REGEX [--rebuild TARGETS] BUNDLE_DIR OUT_DIR
-#   --tier N           the tier to run [1]
+#   --tier N           the tier to run [1]: 1, 2, or hosts
 #   --recheck REGEX    unpack, then only the GPU cases (ctest names) matching REGEX
 #   --rebuild TARGETS  before that, build these targets ("fusetrain unit_tests") on the host from the
 #                      checkout (the bundle's .deb files must include the -dev packages, as fetch-debs.sh's do)
 # Environment:
-#   BUDGET_S       wall seconds for the whole call [tier 1: 240, tier 2: 420, re-check: 240]
+#   BUDGET_S       wall seconds for the whole call [tier 1: 240, tier 2: 420, hosts: 330, re-check: 240]
 #   STAGES         the stages in order [probe unpack cases speed]; `linkage` (ctest -L linkage) is there for a
 #                  call that names it, and `data` (after unpack): the real CIFAR-10 carried in parts over the
 #                  calls before (tools/gpu-host/data_split.sh's plan), assembled from DATA_STORE
 #                  [/tmp/fusetrain-data], checked and made into the fast recipe's shards, which every fast row
-#                  then trains on instead of the JPEG copy. STAGE_LIBRARY=FILE is sourced first and may define stage_NAME and
-#                  row_NAME functions or replace run_gpu_case (tests use stand-ins)
-#   CASES          the GPU cases (ctest names) of the cases stage [the tier's]; JOBS=8 run at once
+#                  then trains on instead of the JPEG copy. STAGE_LIBRARY=FILE is sourced first and may define
+#                  stage_NAME and row_NAME functions or replace run_gpu_case (tests use stand-ins)
+#   CASES          the GPU cases (ctest names) of the cases or nccl_hosts stage [the tier's]; JOBS=8 run at once,
+#                  then those with ctest's RUN_SERIAL (they time the GPU) one at a time with nothing beside them
+#   FUSETRAIN_GPU_NCCL_RANKS=N  the ranks of the several-rank NCCL cases [2]
 #   ROWS           the speed rows of the speed stage [the tier's]; fast_vs_airbench (in no tier): the fast
 #                  recipe eager and graphed against airbench94, SEEDS (at least 5) seeds interleaved, each a
 #                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on)
@@ -45,6 +50,9 @@ gpu.train_bf16 gpu.train_fp16"
 TIER1_ROWS="step_eager step_graphs fast_eager_s0 fast_graphs_s0 airbench94_s0"
 TIER2_ROWS="resnet_pytorch_eager fast_seeds airbench94_seeds fast_pytorch profile_eager profile_graphs
 resnet_pytorch_compiled fast_pytorch_compiled"
+# The cases that need several GPUs, run by the hosts tier with each rank an NCCL host of its own on GPU 0.
+NCCL_HOSTS_CASES="gpu.nccl_equivalence gpu.sync_powersgd_nccl gpu.cuda_graphs_nccl gpu.no_host_sync_nccl
+gpu.nccl_replicas gpu.nccl_rank_killed gpu.nccl_rank_held gpu.nccl_resize"
 
 # ---- stages: each runs in its own process under the time left, output in $LOGS/NAME.log; a line
 # "figure: TEXT" in it goes into the summary ----
@@ -93,12 +101,36 @@ stage_cases() {
   if [ "$TIER" = 1 ] && [[ " $STAGE_LIST " == *" speed "* ]] && [ -z "$RECHECK" ]; then
     run_unit prep fast_data 120 &
   fi
-  for name in $(tier_cases); do
+  tier_cases | tr ' ' '\n' | sed '/^$/d' > "$LOGS/cases.list"
+  serial_cases > "$LOGS/serial.list"
+  for name in $(grep -vxF -f "$LOGS/serial.list" "$LOGS/cases.list"); do
     while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-8}" ]; do wait -n; done
     run_unit case "$name" "$BUDGET" &
   done
   wait
+  # RUN_SERIAL cases time the GPU: each alone, after the others (separate ctest processes would not keep it).
+  for name in $(grep -xF -f "$LOGS/serial.list" "$LOGS/cases.list"); do run_unit case "$name" "$BUDGET"; done
   unit_results case
+}
+
+# The several-NCCL-hosts stage: the cases that need several GPUs, each rank on GPU 0 as an NCCL host of its own
+# (FUSETRAIN_GPU_NCCL_HOSTS, tests/gpu/lib.sh), one case at a time: their ranks share the device, and every
+# all-reduce crosses NCCL's sockets.
+stage_nccl_hosts() {
+  local name
+  trap cut_off TERM
+  export FUSETRAIN_GPU_NCCL_HOSTS=1
+  for name in ${CASES:-$NCCL_HOSTS_CASES}; do run_unit case "$name" "$BUDGET"; done
+  unit_results case
+}
+
+# The build's GPU cases with ctest's RUN_SERIAL property, one a line (none where ctest cannot list them).
+serial_cases() {
+  in_build ctest --show-only=json-v1 2> /dev/null | "${FUSETRAIN_PYTHON:-python3}" -c '
+import json, sys
+for test in json.load(sys.stdin).get("tests", []):
+    if any(p["name"] == "RUN_SERIAL" and p["value"] for p in test.get("properties", [])):
+        print(test["name"])' 2> /dev/null || true
 }
 
 # unit_results TABLE: a stage's status from its units' rows: 124 when one was cut off at the budget, 1 when
@@ -328,7 +360,7 @@ verdict() {
     *) echo "failed (status $1): $(grep -m1 -oE 'FAIL( \[[^]]*\])?: .*|error: .*' "$2" || tail -n 1 "$2")" ;;
   esac
 }
-figures_of() { sed -n 's/^figure: //p' "$1" | paste -sd ';' -; }
+figures_of() { sed -nE 's/^([0-9]+: )?figure: //p' "$1" | paste -sd ';' -; }
 
 # record_row TABLE NAME RESULT SECONDS FIGURES: one row of a table of the summary, which is then rewritten.
 record_row() {
@@ -424,8 +456,8 @@ parse_args() {
       *) echo "device_check.sh: unknown option $1 (see the header)" >&2; exit 2 ;;
     esac
   done
-  [ $# -eq 2 ] || { echo "usage: device_check.sh [--tier 1|2] [--recheck REGEX [--rebuild TARGETS]] BUNDLE_DIR OUT_DIR" >&2; exit 2; }
-  case $TIER in 1|2) ;; *) echo "device_check.sh: --tier is 1 or 2, not '$TIER'" >&2; exit 2 ;; esac
+  [ $# -eq 2 ] || { echo "usage: device_check.sh [--tier 1|2|hosts] [--recheck REGEX [--rebuild TARGETS]] BUNDLE_DIR OUT_DIR" >&2; exit 2; }
+  case $TIER in 1|2|hosts) ;; *) echo "device_check.sh: --tier is 1, 2 or hosts, not '$TIER'" >&2; exit 2 ;; esac
   BUNDLE=$(cd "$1" && pwd) || exit 2
   OUT=$(mkdir -p "$2" && cd "$2" && pwd) || exit 2
 }
@@ -444,9 +476,11 @@ main() {
     exit
   fi
   MODE="tier $TIER" STAGE_LIST=${STAGES:-probe unpack cases speed}
+  [ "$TIER" != hosts ] || STAGE_LIST=${STAGES:-probe unpack nccl_hosts}
   [ -z "$RECHECK" ] || MODE="re-check of $RECHECK" STAGE_LIST="unpack ${REBUILD:+rebuild }cases"
   local budget=240 name status
-  [ "$TIER" = 1 ] || [ -n "$RECHECK" ] || budget=420
+  [ "$TIER" != 2 ] || [ -n "$RECHECK" ] || budget=420
+  [ "$TIER" != hosts ] || [ -n "$RECHECK" ] || budget=330
   START=$(date +%s) BUDGET=${BUDGET_S:-$budget} LOGS=$(mktemp -d)
   export BUNDLE OUT RECHECK REBUILD TIER START BUDGET LOGS MODE STAGE_LIST
   rm -f "$OUT/summary.md" "$OUT/logs.tar.xz" "$OUT/speed.md"

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -40,6 +42,40 @@ void pin_sockets(const std::string& interface, int node_count) {
 
 void warn(const char* what, const std::exception& e) {
   std::fprintf(stderr, "fusetrain: warning: nccl backend %s: %s\n", what, e.what());
+}
+
+// The last NCCL collective this process enqueued on a device, of any communicator.
+struct DeviceChain {
+  std::mutex mutex;
+  cudaEvent_t last = nullptr;  // made once, kept for the process's life
+};
+
+DeviceChain& device_chain(int device) {
+  static std::mutex mutex;
+  static auto* chains = new std::map<int, DeviceChain>();  // never freed: a chain outlives every backend
+  const std::lock_guard<std::mutex> lock(mutex);
+  return (*chains)[device];
+}
+
+// Enqueues a collective with `enqueue` (which returns once NCCL has put it on `stream`) behind the one this
+// process enqueued last on the device, whatever its communicator: two communicators of a rank (the gradient
+// engine's and synchronised BatchNorm's) then never have kernels in flight together, and the device runs them
+// in the order they were enqueued, which CollectiveOrder makes the same on every rank. Nothing is chained
+// inside a CUDA graph's capture, which no other collective can interleave with.
+template <typename Enqueue>
+void chained(int device, cudaStream_t stream, Enqueue&& enqueue) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FT_CHECK_CUDA(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    enqueue();
+    return;
+  }
+  DeviceChain& chain = device_chain(device);
+  const std::lock_guard<std::mutex> lock(chain.mutex);
+  if (!chain.last) FT_CHECK_CUDA(cudaEventCreateWithFlags(&chain.last, cudaEventDisableTiming));
+  FT_CHECK_CUDA(cudaStreamWaitEvent(stream, chain.last, 0));
+  enqueue();
+  FT_CHECK_CUDA(cudaEventRecord(chain.last, stream));
 }
 
 }  // namespace
@@ -179,12 +215,16 @@ bool NcclBackend::abort_settled() noexcept {
   }
 }
 
+int nccl_runtime_version() {
+  int version = 0;
+  FT_CHECK_NCCL(ncclGetVersion(&version));
+  return version;
+}
+
 ncclResult_t NcclBackend::poll_state() {
   ncclResult_t state = ncclSuccess;
   FT_CHECK_NCCL(ncclCommGetAsyncError(comm_, &state));
-  if (state != ncclSuccess && state != ncclInProgress)
-    throw_error(__FILE__, __LINE__,
-                cat(nccl_failure("asynchronous NCCL error", state, comm_), "; ", inspector().diagnose()));
+  if (state != ncclSuccess && state != ncclInProgress) raise_transport_failure(nccl_async_failure(state, comm_));
   return state;
 }
 
@@ -199,8 +239,10 @@ template <typename Launch>
 void NcclBackend::run(cudaStream_t stream, Launch&& launch) {
   PollBackoff wait(timeout_s_);
   FT_CHECK_CUDA(cudaSetDevice(device_));
-  launch();
-  wait_settled(wait);
+  chained(device_, stream, [&] {
+    launch();
+    wait_settled(wait);
+  });
   FT_CHECK_CUDA(cudaEventRecord(done_, stream));
   for (;;) {
     const cudaError_t state = cudaEventQuery(done_);
@@ -225,8 +267,10 @@ void NcclBackend::transfer_allreduce(void* data, std::size_t count, DType dtype,
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   PollBackoff wait(timeout_s_);
   FT_CHECK_CUDA(cudaSetDevice(device_));
-  FT_CHECK_NCCL_ASYNC(ncclAllReduce(data, data, count, nccl_type(dtype), ncclSum, comm_, cuda_stream), comm_);
-  wait_settled(wait);
+  chained(device_, cuda_stream, [&] {
+    FT_CHECK_NCCL_ASYNC(ncclAllReduce(data, data, count, nccl_type(dtype), ncclSum, comm_, cuda_stream), comm_);
+    wait_settled(wait);
+  });
   DoneEvent done = in_flight_.take([] {
     DoneEvent fresh;
     FT_CHECK_CUDA(cudaEventCreateWithFlags(&fresh.event, cudaEventDisableTiming));

@@ -18,6 +18,9 @@ namespace ft {
 
 class PollBackoff;
 
+// ncclGetVersion: the version code of the NCCL library loaded (which may be newer than the header's).
+int nccl_runtime_version();
+
 // One rank per GPU: the communicator is created on options.cuda_device (the current device when -1)
 // from a unique id that rank 0 broadcasts over MPI. Each collective is enqueued on the given stream
 // (the legacy default stream when null). An all-reduce returns once enqueued, with a completion event
@@ -43,8 +46,8 @@ class NcclBackend final : public Backend {
   // Enqueues a collective with `launch`, then waits for it on `stream` until done or the deadline.
   template <typename Launch>
   void run(cudaStream_t stream, Launch&& launch);
-  // ncclInProgress while the communicator is busy with a nonblocking call, else ncclSuccess; throws
-  // on an (asynchronous) NCCL error, naming the ranks the heartbeat finds missing.
+  // ncclInProgress while the communicator is busy with a nonblocking call, else ncclSuccess; on an asynchronous
+  // NCCL error throws (raise_transport_failure): a StallError naming the lost rank when a peer is gone.
   ncclResult_t poll_state();
   void wait_settled(PollBackoff& wait);
   // One small all-reduce of every element type, waited for against the stall timeout: NCCL sets a

@@ -4,6 +4,7 @@
 
 #include <nccl.h>
 
+#include "comm/backend.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -12,6 +13,13 @@ inline std::string nccl_failure(const char* call, ncclResult_t result, ncclComm_
   const char* last = ncclGetLastError(comm);
   return cat("NCCL call failed: ", call, ": ", ncclGetErrorString(result),
              last && *last ? cat(" (", last, ")") : std::string());
+}
+
+// An asynchronous error of a communicator (ncclCommGetAsyncError): NCCL reports a peer whose process exited or
+// whose connection it lost as a remote error, and its sockets' failures as system errors; both mean a peer is
+// gone. Anything else (invalid usage, an internal or a CUDA error) is this rank's own failure.
+inline TransportFailure nccl_async_failure(ncclResult_t state, ncclComm_t comm) {
+  return {state == ncclRemoteError || state == ncclSystemError, nccl_failure("asynchronous NCCL error", state, comm)};
 }
 
 }  // namespace ft

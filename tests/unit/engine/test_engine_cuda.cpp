@@ -1,6 +1,6 @@
 // The gradient engine and NCCL on one GPU (skipped without one): compressed buckets over NCCL, device clocks
-// that time the transfers, bucket autotuning over NCCL, and a transfer held up on the device ending in the
-// named stall error within the timeout rather than a hang.
+// that time the transfers, bucket autotuning over NCCL, a transfer held up on the device ending in the
+// named stall error within the timeout rather than a hang, and the warm-up of every bucket size before step 1.
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/nn/modules/linear.h>
@@ -9,7 +9,10 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
+#include <vector>
 
 #include "comm/backend.h"
 #include "runtime/collective_watch.h"
@@ -178,6 +181,41 @@ TEST(EngineCuda, PollingNeverWaitsForTheDevice) {
   EXPECT_LT(seconds([&] { backend->poll_in_flight(); }), 0.1) << "the backend's poll waited for the device";
   backend->wait_in_flight();
   FT_CHECK_CUDA(cudaEventDestroy(behind));
+}
+
+// A device backend that records the size and type of each all-reduce it is handed (nothing moves).
+class CountingDeviceBackend final : public Backend {
+ public:
+  CountingDeviceBackend() : Backend(test::world(), "counting", 20) {}
+  bool uses_device_memory() const override { return true; }
+  std::vector<std::pair<std::size_t, DType>> calls;
+
+ private:
+  void transfer_allreduce(void*, std::size_t count, DType dtype, void*) override { calls.emplace_back(count, dtype); }
+  void transfer_broadcast(void*, std::size_t, int, void*) override {}
+  void transfer_allgather(const void*, void*, std::size_t, void*) override {}
+  void transfer_barrier() override {}
+};
+
+// NCCL connects the channels a size needs on its first collective of that size: the engine sends one all-reduce
+// of each distinct bucket size and wire type while it is made, before any step, and none twice.
+TEST(EngineCuda, WarmsUpEveryBucketSizeBeforeTheFirstStep) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  CountingDeviceBackend backend;
+  torch::nn::Linear first(16, 16), second(16, 16);  // two weights of 256 floats, two biases of 16
+  first->to(kGpu), second->to(kGpu);
+  std::vector<NamedTensor> named;
+  for (auto& p : first->named_parameters()) named.push_back({"first." + p.key(), p.value()});
+  for (auto& p : second->named_parameters()) named.push_back({"second." + p.key(), p.value()});
+  GradientEngineOptions options = through_nccl(at::kFloat);
+  options.first_bucket_mib = options.bucket_mib = options.last_bucket_mib = 1e-6;  // a bucket per tensor
+  GradientEngine engine(backend, test::world(), named, options);
+  ASSERT_EQ(engine.buckets().size(), 4u);
+  // Each bucket's buffer holds its gradients and the status element: 257 and 17 floats, twice each.
+  auto calls = backend.calls;
+  std::sort(calls.begin(), calls.end());
+  EXPECT_EQ(calls, (std::vector<std::pair<std::size_t, DType>>{{17, DType::kFloat32}, {257, DType::kFloat32}}))
+      << "not one all-reduce of each distinct bucket size";
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The engine's device clocks on stand-in events: a step's times are added only once the device passed all
-// its events (both the last transfer's end and backward's end), a step the host ran ahead of is waited for on
-// both, a step still on the device stays pending, and one that ended before recording its events is counted.
+// its events (both the last transfer's end and backward's end), the host never waits for the device (a step it
+// ran ahead of keeps its slot and the pool grows, up to its bound), and a step that ended before recording
+// its events is counted.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "engine/step_clocks.h"
 
@@ -55,19 +57,57 @@ Totals collected(StepClocks<FakeEvent>& clocks) {
   return t;
 }
 
-// The transfers done, backward's end still running when the host comes round to the slot again: both are
-// waited for before the times are read (waiting for the transfers alone made elapsed_time throw).
-TEST(StepClocks, AStepTheHostRanAheadOfIsWaitedForOnBothClocks) {
-  StepClocks<FakeEvent> clocks(2, 2, make_event);
+// Two steps the device has not passed (transfers done, backward's end still running) when the host begins a
+// third: the pool grows, nothing is waited for, and each step's times are added once the device passed it.
+TEST(StepClocks, AStepTheHostRanAheadOfKeepsItsSlotAndThePoolGrows) {
+  StepClocks<FakeEvent> clocks(2, 2, make_event, 4);
   StepEvents<FakeEvent>& first = clocks.begin_step();
   record_step(first, 0, 1, /*transfers_passed=*/true, /*backward_passed=*/false);
-  record_step(clocks.begin_step(), 10, 11, true, true);
-  ASSERT_NO_THROW(clocks.begin_step()) << "the first step's slot is reused";
-  EXPECT_EQ(first.backward_end.state->waits, 1) << "backward's end was not waited for";
-  const Totals t = collected(clocks);
-  EXPECT_NEAR(t.transfer_s, 4e-3, 1e-9) << "2 steps x 2 transfers of 1 ms";
-  EXPECT_NEAR(t.exposed_s, 2e-3, 1e-9) << "backward ended at 1 and 11, the last transfers at 2 and 12";
+  StepEvents<FakeEvent>& second = clocks.begin_step();
+  record_step(second, 10, 11, true, false);
+  ASSERT_NO_THROW(clocks.begin_step());
+  EXPECT_EQ(clocks.slots(), 3u) << "a step's slot was taken while the device had not passed it";
+  EXPECT_EQ(first.backward_end.state->waits + second.backward_end.state->waits, 0) << "the host waited";
+  EXPECT_TRUE(first.pending && second.pending);
+  Totals t = collected(clocks);
+  EXPECT_EQ(t.transfer_s, 0) << "added before backward's end completed";
+  second.backward_end.state->done = true;
+  t = collected(clocks);
+  EXPECT_NEAR(t.transfer_s, 2e-3, 1e-9) << "the second step (2 transfers of 1 ms) once passed";
+  EXPECT_NEAR(t.exposed_s, 1e-3, 1e-9) << "backward ended at 11, the last transfer at 12";
+  first.backward_end.state->done = true;
+  t = collected(clocks);
+  EXPECT_NEAR(t.transfer_s, 2e-3, 1e-9) << "the first step once passed";
+  EXPECT_NEAR(t.exposed_s, 1e-3, 1e-9) << "backward ended at 1, the last transfer at 2";
   EXPECT_EQ(t.untimed, 0);
+}
+
+// A free slot is reused before the pool grows: exactly `depth` steps the device keeps up with need no more.
+TEST(StepClocks, APassedStepsSlotIsReusedBeforeThePoolGrows) {
+  StepClocks<FakeEvent> clocks(1, 2, make_event, 8);
+  for (int i = 0; i < 10; ++i) record_step(clocks.begin_step(), 10.0 * i, 10.0 * i, true, true);
+  EXPECT_EQ(clocks.slots(), 2u);
+  EXPECT_NEAR(collected(clocks).transfer_s, 10e-3, 1e-9);
+}
+
+// At the pool's bound (4 slots) the host runs one step further: the oldest step's times are given up (counted
+// untimed) and its slot reused, still without waiting; the other three are added once passed.
+TEST(StepClocks, BeyondItsBoundTheOldestStepIsCountedUntimedNotWaitedFor) {
+  StepClocks<FakeEvent> clocks(1, 2, make_event, 4);
+  std::vector<StepEvents<FakeEvent>*> steps;
+  for (int i = 0; i < 4; ++i) {
+    steps.push_back(&clocks.begin_step());
+    record_step(*steps.back(), 10.0 * i, 10.0 * i + 5, true, false);
+  }
+  StepEvents<FakeEvent>& fifth = clocks.begin_step();
+  EXPECT_EQ(clocks.slots(), 4u);
+  EXPECT_EQ(&fifth, steps[0]) << "not the oldest step's slot";
+  for (const auto* step : steps) EXPECT_EQ(step->backward_end.state->waits, 0) << "the host waited";
+  record_step(fifth, 40, 45, true, true);
+  for (auto* step : steps) step->backward_end.state->done = true;
+  const Totals t = collected(clocks);
+  EXPECT_EQ(t.untimed, 1) << "the first step's times were not given up";
+  EXPECT_NEAR(t.transfer_s, 4e-3, 1e-9) << "steps 2 to 5";
 }
 
 // collect() never waits: a step with an event still running stays pending, and is added once it passed.
@@ -86,17 +126,17 @@ TEST(StepClocks, AStepStillOnTheDeviceStaysPendingUntilItPassed) {
   EXPECT_FALSE(step.pending);
 }
 
-// A step that failed before its transfers: counted as untimed when its slot comes round, never dropped
+// A step that failed before its transfers: counted as untimed when the next step begins, never dropped
 // silently, and its slot's events (left from an earlier step) are not read as its times.
 TEST(StepClocks, AStepThatEndedBeforeItsEventsIsCountedAndItsStaleEventsUnread) {
   StepClocks<FakeEvent> clocks(1, 2, make_event);
-  record_step(clocks.begin_step(), 0, 0, true, true);  // slot 1
+  StepEvents<FakeEvent>& first = clocks.begin_step();
+  record_step(first, 0, 0, true, true);
   EXPECT_NEAR(collected(clocks).transfer_s, 1e-3, 1e-9);
-  clocks.begin_step();  // slot 0: never records anything (an error)
-  StepEvents<FakeEvent>& reused = clocks.begin_step();  // slot 1 again: its events are the first step's
+  StepEvents<FakeEvent>& failed = clocks.begin_step();  // never records anything (an error)
+  EXPECT_EQ(&failed, &first) << "the passed first step's slot is free again";
   EXPECT_EQ(collected(clocks).transfer_s, 0) << "the step in progress was taken for done from stale events";
-  record_step(reused, 20, 20, true, true);
-  clocks.begin_step();  // slot 0 comes round: the failed step is counted
+  record_step(clocks.begin_step(), 20, 20, true, true);  // the failed step is counted as this one begins
   const Totals t = collected(clocks);
   EXPECT_EQ(t.untimed, 1);
   EXPECT_NEAR(t.transfer_s, 1e-3, 1e-9) << "only the third step's transfer";
