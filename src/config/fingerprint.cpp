@@ -56,6 +56,8 @@ std::string run_fingerprint(const Config& config) {
   c.train.keep_checkpoints = defaults.train.keep_checkpoints;
   c.train.loss_check_every = defaults.train.loss_check_every;
   c.train.cuda_graphs = defaults.train.cuda_graphs;  // how the step is launched, not what it computes
+  c.train.warmup_steps = defaults.train.warmup_steps;  // its state is thrown away: the run computes the same
+  c.train.max_steps = defaults.train.max_steps;        // how long to train, as train.epochs
   c.precision.channels_last = defaults.precision.channels_last;
   c.profile = defaults.profile;
   c.output.save_model = defaults.output.save_model;

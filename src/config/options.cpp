@@ -333,6 +333,17 @@ std::vector<Option> option_table(Config& c) {
          "capture the training step (forward, loss, backward, optimizer) as a CUDA graph after 3 eager steps "
          "and replay it: one launch per step (several ranks: then one NCCL all-reduce and the optimizer). Needs a "
          "GPU, the fused optimizer, accumulation_steps 1, no compression or autotune, not fp64");
+  b.number("train.warmup_steps", &c.train.warmup_steps,
+           "training steps run before the clock starts, on state that is then put back exactly (weights, optimizer, "
+           "lookahead, BatchNorm statistics, loss scale, random streams, counts): cuDNN's autotuning, kernel loading, "
+           "the allocator's growth and, from 4 steps with train.cuda_graphs, the capture happen in them; the run's "
+           "results are those of a run without them (0 = none)",
+           at_least(0));
+  b.number("train.max_steps", &c.train.max_steps,
+           "optimizer steps to train, the last epoch cut short where they end (airbench94's 9.9 epochs at batch "
+           "1024 are 476 steps); the schedule and lookahead span these steps, and train.epochs is not used "
+           "(0 = train.epochs whole epochs)",
+           at_least(0));
   b.flag("train.cudnn", &c.train.cudnn,
          "use cuDNN for ATen convolutions on GPUs (false: ATen's native CUDA kernels, for the conv+ReLU study)");
 

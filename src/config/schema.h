@@ -103,6 +103,8 @@ struct TrainConfig {
   bool cudnn = true;            // false: ATen convolutions avoid cuDNN (native CUDA kernels)
   int loss_check_every = 0;     // optimizer steps between reads of the non-finite-loss flag (0 = auto)
   bool cuda_graphs = false;     // capture the step as a CUDA graph after warm-up and replay it
+  int warmup_steps = 0;         // steps on throw-away state before the clock starts (0 = none)
+  std::int64_t max_steps = 0;   // optimizer steps to train, ending mid-epoch if need be (0 = train.epochs)
 };
 
 struct DistributedConfig {

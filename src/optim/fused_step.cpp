@@ -162,18 +162,34 @@ void FusedStep::load_rates() {
   for (std::size_t g = 0; g < groups.size(); ++g) rates_[g].fill_(groups[g].options().get_lr());
 }
 
-void FusedStep::store_step_counts() {
+// `move` with every parameter's device count and LibTorch's stored step of it, which it may change either way
+// (Adam and AdamW count steps; SGD does not).
+void FusedStep::each_step_count(const std::function<void(at::Tensor&, std::int64_t&)>& move) {
   if (name_ == OptimizerName::sgd) return;
   for (auto& group : optimizer_.param_groups())
     for (const auto& p : group.params()) {
       const auto it = steps_.find(p.unsafeGetTensorImpl());
       if (it == steps_.end()) continue;
-      const auto count = static_cast<std::int64_t>(it->second.item<float>());
+      const auto with = [&](auto& state) {
+        std::int64_t stored = state.step();
+        move(it->second, stored);
+        state.step(stored);
+      };
       if (name_ == OptimizerName::adamw)
-        param_state<torch::optim::AdamWParamState>(optimizer_, p).step(count);
+        with(param_state<torch::optim::AdamWParamState>(optimizer_, p));
       else
-        param_state<torch::optim::AdamParamState>(optimizer_, p).step(count);
+        with(param_state<torch::optim::AdamParamState>(optimizer_, p));
     }
+}
+
+void FusedStep::reload_step_counts() {
+  each_step_count([](at::Tensor& count, std::int64_t& stored) { count.fill_(static_cast<double>(stored)); });
+}
+
+void FusedStep::store_step_counts() {
+  each_step_count([](at::Tensor& count, std::int64_t& stored) {
+    stored = static_cast<std::int64_t>(count.item<float>());
+  });
 }
 
 }  // namespace ft

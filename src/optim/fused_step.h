@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/optim/optimizer.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -28,6 +29,9 @@ class FusedStep {
   // Adam and AdamW count their steps on the device (a skipped step does not count); this writes the counts
   // into LibTorch's own state, which checkpoints save (one device read).
   void store_step_counts();
+  // The device counts set back, in place, to LibTorch's state (what they are made from): steps whose effect
+  // was undone (train.warmup_steps) no longer count.
+  void reload_step_counts();
   // Learning rates read by the kernels from device tensors (one per parameter group) instead of passed as
   // arguments, so that a step captured in a CUDA graph follows the schedule; load_rates() copies each group's
   // current rate into its tensor, outside the graph, before the step.
@@ -42,6 +46,7 @@ class FusedStep {
   void adam_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
                   const std::optional<at::Tensor>& skip);
   at::Tensor& step_count(const at::Tensor& param, std::int64_t stored);
+  void each_step_count(const std::function<void(at::Tensor&, std::int64_t&)>& move);
 
   torch::optim::Optimizer& optimizer_;
   OptimizerName name_;

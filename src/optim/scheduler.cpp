@@ -8,9 +8,9 @@
 namespace ft {
 
 LearningRateSchedule::LearningRateSchedule(const SchedulerConfig& config, double base_lr,
-                                           std::int64_t steps_per_epoch, int epochs)
+                                           std::int64_t steps_per_epoch, int epochs, std::int64_t total_steps)
     : c_(config), base_(base_lr), per_epoch_(std::max<std::int64_t>(1, steps_per_epoch)),
-      total_(per_epoch_ * epochs),
+      total_(total_steps > 0 ? total_steps : per_epoch_ * epochs),
       warmup_(static_cast<std::int64_t>(std::llround(config.warmup_epochs * per_epoch_))) {}
 
 double LearningRateSchedule::at(std::int64_t step) const {

@@ -10,8 +10,10 @@ namespace ft {
 
 class LearningRateSchedule {
  public:
+  // The schedule spans `epochs` x `steps_per_epoch` optimizer steps, or `total_steps` when above 0
+  // (train.max_steps: a run that ends mid-epoch).
   LearningRateSchedule(const SchedulerConfig& config, double base_lr, std::int64_t steps_per_epoch,
-                       int epochs);
+                       int epochs, std::int64_t total_steps = 0);
   // Learning rate for optimizer step `step` (0-based, counting optimizer steps, not micro-batches).
   double at(std::int64_t step) const;
 

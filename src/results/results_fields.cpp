@@ -169,6 +169,14 @@ const FieldGroup<RunSummary>& summary_fields() {
       FT_FIELD(RunSummary, buckets_autotuned, "1 when distributed.autotune chose the bucket sizes"),
       FT_FIELD(RunSummary, graph_captures, "train.cuda_graphs: CUDA graphs captured in the last segment (0 or 1)"),
       FT_FIELD(RunSummary, graph_replays, "train.cuda_graphs: steps replayed from the graph in the last segment"),
+      FT_FIELD(RunSummary, train_steps_s, "seconds of the epochs' training steps, evaluation and warm-up excluded: "
+               "the sum of /epochs/epoch_time_s (report's train_s)"),
+      FT_FIELD(RunSummary, warmup_steps, "train.warmup_steps: steps run in the last segment before its clocks started, "
+               "on state then put back exactly"),
+      FT_FIELD(RunSummary, warmup_s, "seconds of those steps and of putting the state back (0 without them)"),
+      FT_FIELD(RunSummary, cold_s, "seconds from the start of the last segment's process (the kernel's record; the "
+               "slowest rank's) to the end of the last epoch's training steps: start-up, data upload, warm-up and "
+               "evaluations between epochs included"),
   }};
   return group;
 }

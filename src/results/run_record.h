@@ -77,6 +77,10 @@ struct RunSummary {
   double bucket_mib = 0, first_bucket_mib = 0, last_bucket_mib = 0;  // fusion buckets in use
   bool buckets_autotuned = false;
   std::int64_t graph_captures = 0, graph_replays = 0;  // train.cuda_graphs: the last segment's, on rank 0
+  double train_steps_s = 0;         // the epochs' training steps: the sum of every epoch's epoch_time_s
+  std::int64_t warmup_steps = 0;    // train.warmup_steps run before the clock started, their state restored
+  double warmup_s = 0;              // their seconds, restore included, outside every other clock
+  double cold_s = 0;                // process start to the end of the last epoch's steps (max over ranks)
 };
 
 struct UtilizationSample {

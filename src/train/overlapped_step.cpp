@@ -12,10 +12,18 @@ OverlappedStep::~OverlappedStep() = default;
 
 void OverlappedStep::summarise(RunSummary& summary, RankRecord& rank) {
   TrainingStep::summarise(summary, rank);
-  const EngineStats engine = engine_->stats();
+  EngineStats engine = engine_->stats();
+  engine.wait_s -= warm_up_.wait_s;
+  engine.allreduce_s -= warm_up_.allreduce_s;
+  engine.bytes -= warm_up_.bytes;
   rank.allreduce_bytes = engine.bytes;
   rank.allreduce_s = engine.allreduce_s;
   rank.comm_hidden_fraction = engine.hidden_fraction();
+}
+
+void OverlappedStep::forget_warm_up() {
+  TrainingStep::forget_warm_up();
+  warm_up_ = engine_->stats();
 }
 
 StepState OverlappedStep::checkpointed_state() {

@@ -14,8 +14,10 @@ class OverlappedStep final : public TrainingStep {
   // `powersgd`: the engine's bucket reducer when distributed.compression is powersgd, else null.
   OverlappedStep(StepParts& parts, std::unique_ptr<GradientEngine> engine, std::shared_ptr<PowerSgd> powersgd = {});
   ~OverlappedStep() override;
-  double comm_wait_s() override { return engine_->stats().wait_s; }
+  double comm_wait_s() override { return engine_->stats().wait_s - warm_up_.wait_s; }
   void summarise(RunSummary& summary, RankRecord& rank) override;
+  // The engine's statistics count from here on.
+  void forget_warm_up() override;
   // PowerSGD's warm-started factors and this rank's error feedback.
   StepState checkpointed_state() override;
 
@@ -32,6 +34,7 @@ class OverlappedStep final : public TrainingStep {
 
   std::unique_ptr<GradientEngine> engine_;
   std::shared_ptr<PowerSgd> powersgd_;
+  EngineStats warm_up_;  // the engine's statistics when train.warmup_steps ended (none: zeros)
 };
 
 }  // namespace ft

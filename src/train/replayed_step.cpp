@@ -62,7 +62,12 @@ void ReplayedStep::settle() {
 void ReplayedStep::summarise(RunSummary& summary, RankRecord& rank) {
   TrainingStep::summarise(summary, rank);
   summary.graph_captures = graphed_->captured() ? 1 : 0;
-  summary.graph_replays = graphed_->replays();
+  summary.graph_replays = graphed_->replays() - replays_before_;
+}
+
+void ReplayedStep::forget_warm_up() {
+  TrainingStep::forget_warm_up();
+  replays_before_ = graphed_->replays();
 }
 
 }  // namespace ft

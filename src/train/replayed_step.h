@@ -22,6 +22,8 @@ class ReplayedStep final : public TrainingStep {
   void settle() override;
   // Also the graph's captures and replays, the proof that the step ran from a graph.
   void summarise(RunSummary& summary, RankRecord& rank) override;
+  // Replays count from here on; the capture, made in the warm-up's steps, is kept.
+  void forget_warm_up() override;
 
  private:
   void compute(const StepAt& at, const at::Tensor& indices, EpochSums& sums) override;
@@ -32,6 +34,7 @@ class ReplayedStep final : public TrainingStep {
 
   GradientBuffer gradients_;  // every gradient is a view into this float32 buffer
   std::unique_ptr<GraphedStep> graphed_;
+  std::int64_t replays_before_ = 0;  // replays of train.warmup_steps' steps
 };
 
 }  // namespace ft

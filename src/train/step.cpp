@@ -43,6 +43,11 @@ double TrainingStep::epoch_loss_sum(const EpochSums&, double reduced) const { re
 
 void TrainingStep::summarise(RunSummary& summary, RankRecord&) { summary.skipped_steps = skipped_steps(); }
 
+void TrainingStep::forget_warm_up() {
+  skipped_.zero_();
+  skipped_count_ = skipped_from_;
+}
+
 std::int64_t TrainingStep::skipped_steps() {
   skipped_count_ += std::llround(skipped_.item<double>());
   skipped_.zero_();

@@ -103,7 +103,10 @@ class TrainingStep {
   // fp16 steps skipped so far, those decided on the device moved into the count (a device read); a resumed
   // run counts on from its checkpoint's `before`.
   std::int64_t skipped_steps();
-  void count_skipped_from(std::int64_t before) { skipped_count_ = before; }
+  void count_skipped_from(std::int64_t before) { skipped_count_ = skipped_from_ = before; }
+  // After train.warmup_steps, whose state was put back: what their steps added to the step's own counts is
+  // forgotten (skipped steps; the kinds' communication statistics and graph replays). A captured graph is kept.
+  virtual void forget_warm_up();
   StepParts& parts() { return parts_; }
 
  protected:
@@ -134,7 +137,7 @@ class TrainingStep {
 
   StepTestAids aids_;
   at::Tensor skipped_;  // fp16 steps the fused step skipped on the device, not yet counted on the host
-  std::int64_t skipped_count_ = 0;
+  std::int64_t skipped_count_ = 0, skipped_from_ = 0;
   double lr_ = 0;
 };
 

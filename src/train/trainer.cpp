@@ -29,7 +29,10 @@
 #include "train/batch_norm_sync.h"
 #include "train/make_step.h"
 #include "train/replica.h"
+#include "train/run_length.h"
+#include "train/warm_up.h"
 #include "checkpoint/resume.h"
+#include "monitor/process_clock.h"
 
 namespace ft {
 
@@ -52,9 +55,12 @@ struct Trainer::State {
   AugmentParams train_params, test_params;
   EvalOptions eval_options;
   std::int64_t steps_per_epoch = 0, images_per_epoch = 0;
+  RunLength length;  // the epochs and the steps of each (train.max_steps may cut the last short)
   std::unique_ptr<PhaseClock> clock;  // per-phase times: host clock on CPUs, CUDA events on GPUs
   std::unique_ptr<TrainingMonitor> monitor;  // rank 0's TensorBoard event file and progress line
   double eval_wall_s = 0;  // evaluation on the host clock (that of the training time it is taken from)
+  double warmup_s = 0;     // train.warmup_steps' steps and the restore, before every clock
+  double last_epoch_end = -1;  // seconds since the process started, at the end of the last epoch's steps
 };
 
 Trainer::Trainer(const Config& config, const World& world, Backend& backend, at::Device device, TrainerOptions options)
@@ -91,6 +97,7 @@ TrainOutcome Trainer::run() {
                              std::int64_t{config_.train.accumulation_steps} * config_.data.batch_size, global_step_,
                              dump_config(configured_)};
   state_->monitor = std::make_unique<TrainingMonitor>(config_, watched);
+  warm_up_before_clocks(start);
 
   world_.barrier();
   Stopwatch training;
@@ -234,7 +241,10 @@ void Trainer::plan_steps() {
   FT_REQUIRE(s.steps_per_epoch > 0, "train.accumulation_steps ", accumulation, " needs at least that many "
              "batches per epoch but each rank has ", s.sampler->steps_per_epoch());
   s.images_per_epoch = s.steps_per_epoch * accumulation * c.data.batch_size * world_.size();
-  p.schedule = std::make_unique<LearningRateSchedule>(c.scheduler, c.optimizer.lr, s.steps_per_epoch, c.train.epochs);
+  s.length = RunLength::of(c.train, s.steps_per_epoch);
+  config_.train.epochs = s.length.epochs;  // train.max_steps: the epoch its last step falls in
+  p.schedule = std::make_unique<LearningRateSchedule>(c.scheduler, c.optimizer.lr, s.steps_per_epoch, c.train.epochs,
+                                                      s.length.total_steps);
 
   s.train_params = train.augment_params(c.data.augment, c.train.seed, c.data.normalize);
   s.test_params = s.splits.test->augment_params(0, false, 0, c.data.normalize);
@@ -246,7 +256,7 @@ void Trainer::plan_steps() {
     std::vector<at::Tensor> state;
     for (const auto& t : network_->parameters()) state.push_back(t);
     for (const auto& t : network_->buffers()) state.push_back(t);
-    p.lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, s.steps_per_epoch * c.train.epochs);
+    p.lookahead = std::make_unique<Lookahead>(state, c.train.lookahead_every, s.length.total_steps);
     extra = p.lookahead->slow();
   }
   StepState kept = s.step->checkpointed_state();  // e.g. PowerSGD's factors and error feedback
@@ -269,6 +279,21 @@ void Trainer::plan_steps() {
   reset_peak_memory(device_);
 }
 
+// train.warmup_steps before the clocks start: the steps this segment begins with, on state then put back, and
+// a fresh phase clock after them.
+void Trainer::warm_up_before_clocks(const TrainingPosition& start) {
+  auto& s = *state_;
+  const int steps = config_.train.warmup_steps;
+  if (steps == 0) return;
+  const Stopwatch wall;
+  const auto indices = s.sampler->epoch_indices(start.epoch).to(device_);
+  warm_up(*s.step, steps, WarmUpAt{start.epoch, start.step, s.steps_per_epoch, global_step_}, indices);
+  s.clock = make_phase_clock(device_);
+  s.parts->clock = s.clock.get();
+  s.warmup_s = wall.seconds();
+  out_.summary.warmup_steps = steps;
+}
+
 // The steps of one epoch (from `start` when it is the epoch a checkpoint stopped in) and its global train
 // metrics in `record`.
 void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& record) {
@@ -286,13 +311,14 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
                  at::full({1}, -1, opts.dtype(at::kLong)), carries ? start.loss_sum : 0.0, carries ? start.correct : 0,
                  at::full({1}, resumed ? start.loss_sum : 0.0, opts.dtype(at::kDouble))};
   const std::int64_t first = resumed ? start.step : 0;
+  const std::int64_t steps = s.length.steps_in(epoch);
   const auto reading = [&] {  // called at the monitor's cadence only: these are device reads
     step.settle();
     return StepReading{sums.loss_sum.item<double>(), step.lr(), step.comm_wait_s(),
                        s.parts->scaler->enabled() ? s.parts->scaler->current_scale() : 0.0};
   };
   s.monitor->begin_epoch(epoch, first);
-  for (std::int64_t k = first; k < s.steps_per_epoch; ++k, ++global_step_) {
+  for (std::int64_t k = first; k < steps; ++k, ++global_step_) {
     step.run(StepAt{epoch, k, global_step_}, indices, sums);
     s.profiler->step();
     const int verify = config_.distributed.verify_replicas;
@@ -307,11 +333,12 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   step.settle();
   synchronize(device_);
   record.epoch_time_s = clock.seconds();
+  s.last_epoch_end = seconds_since_process_start();
 
   const std::int64_t per_step = std::int64_t{config_.train.accumulation_steps} * config_.data.batch_size;
-  const double own_images = static_cast<double>(std::max<std::int64_t>(1, (s.steps_per_epoch - first) * per_step));
+  const double own_images = static_cast<double>(std::max<std::int64_t>(1, (steps - first) * per_step));
   double sums_host[3] = {sums.loss_sum.item<double>(), static_cast<double>(sums.correct.item<std::int64_t>()),
-                         static_cast<double>(s.steps_per_epoch * per_step)};  // over all ranks: the whole epoch
+                         static_cast<double>(steps * per_step)};  // over all ranks: the whole epoch
   double bad = static_cast<double>(sums.first_bad.item<std::int64_t>());
   out_.rank.train_loss = sums_host[0] / own_images;  // this rank's own batches, before the sums become global
   out_.rank.train_acc = sums_host[1] / own_images;
@@ -327,8 +354,8 @@ void Trainer::run_epoch(int epoch, const TrainingPosition& start, EpochRecord& r
   record.train_loss = step.epoch_loss_sum(sums, sums_host[0]) / sums_host[2];
   record.train_acc = sums_host[1] / sums_host[2];
   // The epoch's last step's rate, also when a run resumed after that step trains none of this epoch.
-  record.lr = s.parts->schedule->at(static_cast<std::int64_t>(epoch) * s.steps_per_epoch - 1);
-  record.images_per_s = static_cast<double>(s.images_per_epoch) / record.epoch_time_s;
+  record.lr = s.parts->schedule->at(static_cast<std::int64_t>(epoch - 1) * s.steps_per_epoch + steps - 1);
+  record.images_per_s = static_cast<double>(s.images_per_epoch / s.steps_per_epoch * steps) / record.epoch_time_s;
 }
 
 // Stop requests (SIGUSR1/SIGTERM/SIGINT on any rank), rank 0's clock calling for a checkpoint
@@ -429,16 +456,22 @@ void Trainer::summarise(const Stopwatch& training, std::size_t resumed_epochs) {
   summary.epochs_run = static_cast<int>(out_.epochs.size());
   summary.optimizer_steps = global_step_;
   s.step->summarise(summary, out_.rank);
-  const double trained_images =
-      static_cast<double>(s.images_per_epoch) * static_cast<double>(out_.epochs.size() - resumed_epochs);
+  const double images_per_step = static_cast<double>(s.images_per_epoch / s.steps_per_epoch);
+  double trained_images = 0;
+  for (std::size_t e = resumed_epochs; e < out_.epochs.size(); ++e)
+    trained_images += images_per_step * static_cast<double>(s.length.steps_in(out_.epochs[e].epoch));
+  for (const auto& e : out_.epochs) summary.train_steps_s += e.epoch_time_s;
   for (const auto& e : out_.epochs) {
     if (e.evaluated && e.test_acc > summary.best_test_acc) summary.best_test_acc = e.test_acc, summary.best_epoch = e.epoch;
     if (e.evaluated) summary.final_test_acc = e.test_acc, summary.final_test_loss = e.test_loss;
   }
   const PhaseTimes& phases = s.clock->totals();
   // Host seconds from host seconds: the phase clock's evaluation time is device time on a GPU.
-  const double eval_time = world_.allreduce_max(s.eval_wall_s);
-  summary.images_per_s = trained_images / std::max(1e-9, summary.train_time_s - eval_time);
+  double slowest[2] = {s.eval_wall_s, s.last_epoch_end};
+  world_.allreduce_max(slowest, 2);
+  summary.images_per_s = trained_images / std::max(1e-9, summary.train_time_s - slowest[0]);
+  summary.cold_s = std::max(0.0, slowest[1]);
+  summary.warmup_s = s.warmup_s;
   summary.overfit_epoch = overfitting_onset(out_.epochs, config_.regularization.overfit_window);
   summary.overfit = summary.overfit_epoch > 0;
   summary.peak_memory_bytes = peak_memory_bytes(device_);

@@ -69,6 +69,7 @@ class Trainer {
   void build_replica();
   void make_step();
   void plan_steps();
+  void warm_up_before_clocks(const TrainingPosition& start);
   void run_epoch(int epoch, const TrainingPosition& start, EpochRecord& record);
   void agree_on_flags(int epoch, std::int64_t step, EpochSums& sums);
   TrainingPosition mid_epoch_position(int epoch, std::int64_t step, EpochSums& sums, bool loss_read);

@@ -133,6 +133,31 @@ cpu_training() {
   pass
 }
 
+# The real data's way on a small stand-in: a synthetic CIFAR-10 binary release split for two calls
+# (data_split.sh), each call's parts stashed (data_assemble.sh), then device_check.sh's data stage (assembled,
+# checked, made into shards by the bundled fusetrain-prep) and its fast_vs_airbench row through the harness,
+# on the CPU at a tiny size: fusetrain's row stands; airbench94 and the graphed runs, which need CUDA, are
+# named and left out.
+fast_recipe_on_carried_data() {
+  local call
+  CASE=carried_data
+  bash tests/gpu/make_cifar_bin.sh "$WORK/bin" 200 || ft_fail "no synthetic release"
+  env BUNDLE=none LIMIT_MIB=2 MARGIN_MIB=0 CHECKOUT_BYTES=0 bash tools/gpu-host/data_split.sh "$WORK/bin/cifar10-bin.tar.xz" \
+    "$WORK/parts" > "$WORK/split.log" || { OUT=$WORK/split.log; ft_fail "data_split.sh failed"; }
+  for call in "$WORK"/parts/call*; do
+    bash tools/gpu-host/data_assemble.sh stash "$call" "$WORK/store" > /dev/null || ft_fail "stashing $call failed"
+  done
+  run_case fast_vs_airbench 300 env DEVICE_CHECK_DEPS="$deps" DATA_STORE="$WORK/store" FAST_DIR="$WORK/fast" \
+    STAGES="data speed" ROWS=fast_vs_airbench SEEDS=1 WARMUP=1 STEPS=3 BUDGET_S=280 \
+    SET="train.device=cpu precision.dtype=fp32 distributed.backend=mpi model.width=8 data.batch_size=64 data.test_batch_size=200 train.threads=1" \
+    bash tools/gpu-host/device_check.sh .gpu "$FRESH/out/fast"
+  expect_status 0
+  expect_message '^\| data \| passed \| [0-9]+ \| fast recipe data cifar10-bin \(sha256 [0-9a-f]{64}\): 1000 training images'
+  expect_message '^\| fast_vs_airbench \| passed \|.*data cifar10-bin.*/ fusetrain / 1 / .* / 3 /'
+  expect_message 'no airbench94 row'
+  pass
+}
+
 checks() {
   hide
   unpack
@@ -145,6 +170,7 @@ checks() {
   nccl_hosts_stage
   cpu_training mpi
   cpu_training gloo
+  fast_recipe_on_carried_data
 }
 
 # scan_for OPTIONS PATTERN DIR...: every file under DIR naming PATTERN (grep's OPTIONS: -aF a fixed string in

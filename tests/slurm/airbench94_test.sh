@@ -45,6 +45,43 @@ assert torch.allclose(norm, expected, atol=2e-2), float((norm - expected).abs().
 print("loader: ok,", seen, "images")
 PY
 
+# The data files are kept while the shards are the same files (a cold process per seed reads them, never
+# writes them), and written again when a shard changes.
+before=$(stat -c %y "$work/run/cifar10/train.pt")
+"$FUSETRAIN_PYTHON" "$script" --data "$work/data" --work "$work/run" --prepare-only > /dev/null
+[ "$(stat -c %y "$work/run/cifar10/train.pt")" = "$before" ] || fail "the data files were written again for the same shards"
+touch "$work/data/train-00000-of-00002.h5"
+"$FUSETRAIN_PYTHON" "$script" --data "$work/data" --work "$work/run" --prepare-only > /dev/null
+[ "$(stat -c %y "$work/run/cifar10/train.pt")" != "$before" ] || fail "the data files were kept for changed shards"
+
+# The recorder's figures from airbench's calls in airbench's order (utils.train: after each epoch an evaluation
+# without TTA, then its line; after the last, the TTA evaluation and the final line), with a stand-in for
+# airbench.utils: epochs_s are the differences of the running total, the evaluations between epochs (all but
+# the last epoch's) count in eval_between_s, train_s leaves the TTA evaluation out, steps come from the run.
+"$FUSETRAIN_PYTHON" - "$FUSETRAIN_SOURCE/tools/bench" <<'PY' || fail "the recorder's figures"
+import sys, time, types
+sys.path.insert(0, sys.argv[1])
+import airbench94
+utils = types.SimpleNamespace(print_training_details=lambda variables, final: None,
+                              evaluate=lambda model, loader, tta_level=0: time.sleep(0.05 * (1 + tta_level)) or 0.5)
+recorder = airbench94.RunRecorder(utils)
+utils.print_training_details({"epoch": None, "total_time_seconds": 0.0}, False)  # the warm-up's line
+recorder.start()
+for epoch, total in enumerate([1.5, 2.0, 2.75]):
+    utils.evaluate(None, None, tta_level=0)
+    utils.print_training_details({"epoch": epoch, "total_time_seconds": total}, False)
+utils.evaluate(None, None, tta_level=2)
+utils.print_training_details({"epoch": "eval", "total_time_seconds": 3.0, "tta_val_acc": 0.9412,
+                              "current_steps": 476}, True)
+fields = dict(item.split("=") for item in recorder.figures(7).split()[1:])
+assert fields["seed"] == "7" and fields["test_acc"] == "0.9412" and fields["steps"] == "476", fields
+assert fields["epochs_s"] == "1.5000,0.5000,0.7500", fields["epochs_s"]
+assert abs(float(fields["eval_between_s"]) - 0.1) < 0.03, fields  # two of the three 0.05 s evaluations
+assert abs(float(fields["train_s"]) - (3.0 - 0.15)) < 0.03, fields  # the TTA evaluation took 0.15 s
+assert float(fields["cold_s"]) > 0, fields
+print("recorder: ok,", recorder.figures(7))
+PY
+
 # A shard set that is not CIFAR-10 is refused, naming the folder.
 mkdir -p "$work/gray"
 "$FUSETRAIN_BIN_DIR/fusetrain-prep" --format folder --input "$work/cifar10-jpg" --output "$work/gray" --name gray \
@@ -60,4 +97,5 @@ if CUDA_VISIBLE_DEVICES='' "$FUSETRAIN_PYTHON" "$script" --data "$work/data" --w
   fail "airbench94.py ran without a CUDA device"
 fi
 grep -q 'airbench94 trains on a CUDA device only' "$work/no_gpu.log" || fail "no reason given: $(cat "$work/no_gpu.log")"
-echo "PASS: airbench's loader reads the shards' images and labels; non-CIFAR-10 data and no GPU are refused"
+echo "PASS: airbench's loader reads the shards' images and labels; the data files are kept for the same shards;"\
+  "the recorder's figures add up; non-CIFAR-10 data and no GPU are refused"

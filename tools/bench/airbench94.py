@@ -2,21 +2,28 @@
 # fast recipe is compared with the reference itself, on the same card and data, in the same call.
 """Usage: python tools/bench/airbench94.py --data DIR [--airbench DIR] [--seeds N] [--seed S] [--work DIR]
 
-Runs airbench's own train94() (Keller Jordan's airbench, PyPI package `airbench`; tools/gpu-host/bundle.sh
-carries its source) once to warm up, then once per seed, and reports each run's test accuracy and time as
-fast_cifar_pytorch.py does, so tools/bench/fast_cifar.sh can put it in the same table.
+Runs airbench's own warmup94() (one untimed step of train94 in this process: cuDNN's autotuning, kernel
+loading, the allocator), then train94() once per seed (Keller Jordan's airbench, PyPI package `airbench`
+0.1.8; tools/gpu-host/bundle.sh carries its source), and reports each run's test accuracy, times and steps
+as fusetrain's results hold them, so tools/bench/fast_cifar.sh can put it in the same table.
 
 Only the data loading is adapted: airbench reads cifar10/train.pt and cifar10/test.pt (uint8 [N,32,32,3]
 images, int64 labels, class names) from the working folder and downloads CIFAR-10 through torchvision
 when they are missing. This script writes those two files from fusetrain-prep shards (train-*-of-*.h5,
-test-*-of-*.h5) into --work and runs there, so both programs train on the same decoded JPEG images. Where
+test-*-of-*.h5) into --work (once: kept while the shards are the same files) and runs there, so both programs
+train on the same images. Where
 torchvision is not installed, the one piece of it the loader uses (transforms.Normalize on a tensor) is
 supplied; nothing of the network, schedule or augmentation is touched.
 
 Times: airbench_s is airbench's own total_time_seconds (the whitening fit, the training epochs and the
 final test-time-augmented evaluation, CUDA events); train_s leaves that last evaluation out, as
-fusetrain's epoch clocks and fast_cifar_pytorch.py's train_s do. Per seed one line
-    airbench94 seed=S test_acc=A train_s=T airbench_s=X
+fusetrain's epoch clocks and fast_cifar_pytorch.py's train_s do; epochs_s is each epoch's share of it (the
+first with the whitening fit). cold_s is the cold clock: this process's start (the kernel's record, as
+fusetrain's cold_s) to the end of the seed's last epoch, with Python's start, the imports, the data load,
+the warm-up and the evaluations airbench runs between epochs (eval_between_s of them) in it: the first seed
+of a process is a cold process's figure. steps is airbench's own count of optimizer steps (train94's
+ceil(9.9 epochs x 48) = 476 at batch 1024). Per seed one line
+    airbench94 seed=S test_acc=A train_s=T airbench_s=X cold_s=C eval_between_s=E steps=N epochs_s=E1,E2,...
 then `airbench94_summary seeds=N test_acc_mean=... train_s_mean=... device_name=...`.
 --prepare-only writes the two files and stops (no GPU needed).
 """
@@ -29,18 +36,31 @@ import os
 import pathlib
 import statistics
 import sys
+import time
 import types
 
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from process_clock import seconds_since_process_start  # noqa: E402
 from pytorch_baseline import read_split  # noqa: E402  (the shard reader the other baselines use)
 
 
+def shards_identity(data: pathlib.Path) -> str:
+    """The shard files of `data` by name, size and time: the same text while they are the same files."""
+    files = sorted(data.glob("*-of-*.h5"))
+    return "".join(f"{f.resolve()} {f.stat().st_size} {f.stat().st_mtime_ns}\n" for f in files)
+
+
 def write_airbench_data(data: pathlib.Path, work: pathlib.Path) -> None:
-    """cifar10/train.pt and cifar10/test.pt under `work`, in airbench's format, from the shards in `data`."""
+    """cifar10/train.pt and cifar10/test.pt under `work`, in airbench's format, from the shards in `data`;
+    kept when they were written from these very shard files (cifar10/source.txt)."""
     target = work / "cifar10"
     target.mkdir(parents=True, exist_ok=True)
+    identity, stamp = shards_identity(data), target / "source.txt"
+    if stamp.exists() and stamp.read_text() == identity and all((target / f"{s}.pt").exists() for s in ("train", "test")):
+        return
+    stamp.unlink(missing_ok=True)
     for split in ("train", "test"):
         part = read_split(data, split)
         if part.images.shape[1:] != (32, 32, 3) or part.classes != 10:
@@ -50,6 +70,7 @@ def write_airbench_data(data: pathlib.Path, work: pathlib.Path) -> None:
                 "classes": [str(k) for k in range(part.classes)]}
         torch.save(blob, target / f"{split}.pt.partial")
         os.replace(target / f"{split}.pt.partial", target / f"{split}.pt")
+    stamp.write_text(identity)
 
 
 def provide_torchvision_normalize() -> None:
@@ -76,30 +97,60 @@ def provide_torchvision_normalize() -> None:
     sys.modules["torchvision"], sys.modules["torchvision.transforms"] = package, transforms
 
 
+def device_seconds(work):
+    """work()'s result and its seconds: CUDA events on a GPU (as airbench times itself), the host clock else."""
+    if not torch.cuda.is_available():
+        begin = time.perf_counter()
+        return work(), time.perf_counter() - begin
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    result = work()
+    end.record()
+    torch.cuda.synchronize()
+    return result, 1e-3 * begin.elapsed_time(end)
+
+
 class RunRecorder:
-    """Reads each run's figures where airbench prints them, and times its final (test-time-augmented)
-    evaluation, by wrapping two functions of airbench.utils; the training code itself is untouched."""
+    """Reads each run's figures where airbench prints them, times its evaluations and notes when each epoch
+    ended (airbench evaluates right after an epoch's last step and its synchronisation), by wrapping two
+    functions of airbench.utils; the training code itself is untouched."""
 
     def __init__(self, utils):
-        self.final = None
-        self.last_eval_s = 0.0
+        self.start()
         printer, evaluate = utils.print_training_details, utils.evaluate
 
         def print_details(variables, is_final_entry):
             if is_final_entry:
                 self.final = dict(variables)
+            elif variables.get("epoch") is not None:  # an epoch's line (the warm-up's has none)
+                self.epoch_totals.append(float(variables["total_time_seconds"]))
             return printer(variables, is_final_entry)
 
         def timed_evaluate(model, loader, tta_level=0):
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            begin.record()
-            result = evaluate(model, loader, tta_level)
-            end.record()
-            torch.cuda.synchronize()
-            self.last_eval_s = 1e-3 * begin.elapsed_time(end)
+            if tta_level == 0:  # between epochs: the one just ended
+                self.epoch_end_age = seconds_since_process_start()
+            result, self.last_eval_s = device_seconds(lambda: evaluate(model, loader, tta_level))
+            if tta_level == 0:
+                self.between_s.append(self.last_eval_s)
             return result
 
         utils.print_training_details, utils.evaluate = print_details, timed_evaluate
+
+    def start(self):
+        """Forgets the last run's figures (before a run, and after the warm-up)."""
+        self.final, self.last_eval_s, self.epoch_end_age = None, 0.0, None
+        self.epoch_totals, self.between_s = [], []
+
+    def figures(self, seed: int) -> str:
+        """The seed's line: accuracy, times, steps and each epoch's seconds."""
+        total = float(self.final["total_time_seconds"])
+        epochs = [b - a for a, b in zip([0.0] + self.epoch_totals, self.epoch_totals)]
+        # the last epoch's evaluation came after that epoch's end: only the earlier ones lie inside cold_s
+        between = sum(self.between_s[:-1])
+        return (f"airbench94 seed={seed} test_acc={float(self.final['tta_val_acc']):.4f} "
+                f"train_s={total - self.last_eval_s:.3f} airbench_s={total:.3f} cold_s={self.epoch_end_age:.3f} "
+                f"eval_between_s={between:.3f} steps={int(self.final['current_steps'])} "
+                f"epochs_s={','.join(f'{e:.4f}' for e in epochs)}")
 
 
 def parse_args() -> argparse.Namespace:
@@ -139,12 +190,12 @@ def main() -> None:
     for k in range(args.seeds):
         seed = args.seed + k
         torch.manual_seed(seed)
+        recorder.start()
         with contextlib.redirect_stdout(sys.stderr):  # airbench's own table, kept in the log
             airbench.train94(run=k)
         total = float(recorder.final["total_time_seconds"])
         results.append((seed, float(recorder.final["tta_val_acc"]), total - recorder.last_eval_s, total))
-        print(f"airbench94 seed={seed} test_acc={results[-1][1]:.4f} train_s={results[-1][2]:.3f} "
-              f"airbench_s={total:.3f}", flush=True)
+        print(recorder.figures(seed), flush=True)
     accs, times = [r[1] for r in results], [r[2] for r in results]
     print(f"airbench94_summary seeds={len(results)} test_acc_mean={statistics.fmean(accs):.4f} "
           f"test_acc_min={min(accs):.4f} test_acc_max={max(accs):.4f} train_s_mean={statistics.fmean(times):.3f} "

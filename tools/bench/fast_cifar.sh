@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# Time to accuracy of the fast CIFAR-10 recipe: fusetrain (configs/fast/cifar10.yaml) and the same recipe
-# in PyTorch (fast_cifar_pytorch.py) and, with AIRBENCH, the public airbench94 (airbench94.py), on the same
-# shards and device, several seeds each, as one table.
+# Time to accuracy of the fast CIFAR-10 recipe: fusetrain (configs/fast/cifar10.yaml), on a GPU also with CUDA
+# graphs and the public airbench94 (airbench94.py), interleaved seed by seed (fusetrain seed 0, airbench94 seed
+# 0, fusetrain seed 1, ...), each seed a fresh process of each; then the same recipe in PyTorch
+# (fast_cifar_pytorch.py). One table: per side the test accuracy, the training seconds after an untimed warm-up
+# in the same process, the cold process's seconds and the optimizer steps, each as mean, spread and range.
 #
 # usage: tools/bench/fast_cifar.sh DATA_DIR [SEEDS]      (SEEDS: default 10, seeds 0 .. SEEDS-1)
 #
 # Environment (defaults in brackets):
 #   FUSETRAIN_BIN  folder with fusetrain [build/bin]       PYTHON  Python with torch and h5py [python3]
-#   OUT            results files and logs [runs/fast_cifar]
+#   OUT            results files, logs and the summary [runs/fast_cifar]
 #   RANKS          fusetrain ranks; > 1 runs under $MPIRUN [1]   MPIRUN  launcher [mpirun]
 #   SET            extra `--set key=value` overrides for fusetrain, space-separated, e.g.
 #                  "data.batch_size=512" at 2 ranks (keep the global batch at 1024)
-#   PY_ARGS        extra arguments for fast_cifar_pytorch.py
+#   WARMUP         fusetrain's train.warmup_steps [5: the graphed step's 3 eager steps, its capture and a replay]
+#   STEPS          fusetrain's train.max_steps [476, airbench94's, with AIRBENCH; else the config's epochs]
+#   PY_ARGS        extra arguments for fast_cifar_pytorch.py   PYTORCH  no: leave the PyTorch recipe out [yes]
 #   AIRBENCH       a folder holding the airbench package, or "installed": also run the public airbench94
-#                  (airbench94.py, CUDA only) on the same shards and seeds and add its row and time ratio
+#                  (airbench94.py, CUDA only) on the same shards and seeds, its row and time ratios
 #   GRAPHS         non-empty: also run fusetrain with train.cuda_graphs (GPU only), its own row and ratios
-#                  (either optional row that fails is named and left out; the rest of the table stands)
-# Both sides time only training (fusetrain: the sum of its epoch clocks, which stop before evaluation;
-# PyTorch: CUDA events around the training loop), so the ratio compares like with like.
+#                  (either optional side that fails is named and left out; the rest of the table stands)
+# The clocks, the same boundary on every side: train s = the training epochs after the warm-up (fusetrain: the
+# sum of its epoch clocks, /summary/train_steps_s; airbench94: its own CUDA-event total without the final
+# evaluation, the whitening fit in it; PyTorch: CUDA events around its training loop); cold s = the process's
+# start (the kernel's record) to the end of its last epoch (fusetrain: /summary/cold_s), everything a fresh
+# process does first included. Per-epoch seconds of every run are kept in OUT/<side>.epochs.
 set -euo pipefail
 data=${1:?usage: fast_cifar.sh DATA_DIR [SEEDS]}
 seeds=${2:-10}
@@ -31,8 +38,12 @@ ranks=${RANKS:-1}
 [ -x "$bin/fusetrain" ] || { echo "fast_cifar.sh: $bin/fusetrain not found (build first or set FUSETRAIN_BIN)" >&2; exit 2; }
 [[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "fast_cifar.sh: SEEDS must be a positive integer, got '$seeds'" >&2; exit 2; }
 mkdir -p "$out"
+rm -f "$out"/*.rows "$out"/*.epochs
 
-sets=(--set "data.path=$data" --set "output.dir=$out")
+sets=(--set "data.path=$data" --set "output.dir=$out" --set "train.warmup_steps=${WARMUP:-5}")
+steps=${STEPS:-}
+[ -n "$steps" ] || [ -z "${AIRBENCH:-}" ] || steps=476  # airbench94: ceil(9.9 epochs x 48 steps)
+[ -z "$steps" ] || sets+=(--set "train.max_steps=$steps")
 for kv in ${SET:-}; do sets+=(--set "$kv"); done
 launch=()
 if [ "$ranks" -gt 1 ]; then
@@ -40,79 +51,64 @@ if [ "$ranks" -gt 1 ]; then
   launch=(${MPIRUN:-mpirun} -np "$ranks")
 fi
 
-# fusetrain_seeds TAG [--set k=v ...]: every seed through fusetrain, then TAG.csv and TAG.pairs ("accuracy
-# seconds" per seed) from its report.
-fusetrain_seeds() {
-  local tag=$1 s name files=()
-  shift
-  for ((s = 0; s < seeds; ++s)); do
-    name=$tag-r$ranks-s$s
-    rm -f "$out/$name.h5"
-    "${launch[@]}" "$bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" "${sets[@]}" "$@" \
-      --set "train.seed=$s" --set "output.name=$name" > "$out/$name.log" 2>&1 ||
-      { echo "fast_cifar.sh: fusetrain seed $s failed; see $out/$name.log" >&2; tail -n 5 "$out/$name.log" >&2; exit 1; }
-    files+=("$out/$name.h5")
-  done
-  "$bin/fusetrain" report --csv "${files[@]}" > "$out/$tag.csv"
-  awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
-           { print $col["final_acc_%"] / 100, $col["train_s"] }' "$out/$tag.csv" > "$out/$tag.pairs"
-  [ "$(wc -l < "$out/$tag.pairs")" -eq "$seeds" ] || { echo "fast_cifar.sh: fusetrain ($tag) results incomplete" >&2; exit 1; }
+# fusetrain_seed TAG SEED [--set k=v ...]: one seed in a fresh process; its row "acc train_s cold_s steps" in
+# TAG.rows and its per-epoch seconds in TAG.epochs, from its results file.
+fusetrain_seed() {
+  local tag=$1 s=$2 name h5
+  shift 2
+  name=$tag-r$ranks-s$s h5=$out/$tag-r$ranks-s$s.h5
+  rm -f "$h5"
+  "${launch[@]}" "$bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" "${sets[@]}" "$@" \
+    --set "train.seed=$s" --set "output.name=$name" > "$out/$name.log" 2>&1 ||
+    { echo "fast_cifar.sh: fusetrain ($tag) seed $s failed; see $out/$name.log" >&2; tail -n 5 "$out/$name.log" >&2; return 1; }
+  echo "$s $("$bin/fusetrain" inspect "$h5" /summary/final_test_acc /summary/train_steps_s /summary/cold_s \
+    /summary/optimizer_steps | paste -sd ' ')" >> "$out/$tag.rows"
+  echo "$s $("$bin/fusetrain" inspect "$h5" /epochs/epoch_time_s | paste -sd ,)" >> "$out/$tag.epochs"
 }
-fusetrain_seeds fusetrain
-# The optional rows never cost the table: a failure is named and its row left out.
-if [ -n "${GRAPHS:-}" ] && ! (fusetrain_seeds fusetrain-graphs --set train.cuda_graphs=true); then
-  echo "fast_cifar.sh: no CUDA graphs row (the runs failed; see $out/fusetrain-graphs-*.log)"
-  GRAPHS=
-fi
 
-# shellcheck disable=SC2086  # PY_ARGS is an argument list
-"$python" "$here/fast_cifar_pytorch.py" --data "$data" --seed 0 --seeds "$seeds" ${PY_ARGS:-} > "$out/pytorch.log" 2>&1 ||
-  { echo "fast_cifar.sh: the PyTorch recipe failed; see $out/pytorch.log" >&2; tail -n 5 "$out/pytorch.log" >&2; exit 1; }
+# airbench94_seed SEED: one seed of airbench94 in a fresh process (after its warmup94()).
+airbench94_seed() {
+  local args=() line
+  [ "$AIRBENCH" = installed ] || args=(--airbench "$AIRBENCH")
+  "$python" "$here/airbench94.py" --data "$data" --seed "$1" --seeds 1 --work "$out/airbench94" "${args[@]}" \
+    >> "$out/airbench94.log" 2>> "$out/airbench94.err" || return 1
+  line=$(grep "^airbench94 seed=$1 " "$out/airbench94.log" | tail -n 1)
+  # "seed=S test_acc=A train_s=T airbench_s=X cold_s=C eval_between_s=E steps=N epochs_s=..." as a row
+  awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
+         print f["seed"], f["test_acc"], f["train_s"], f["cold_s"], f["steps"] > rows
+         print f["seed"], f["epochs_s"] > epochs }' rows="$out/airbench94.rows.tmp" epochs="$out/airbench94.epochs.tmp" <<< "$line"
+  cat "$out/airbench94.rows.tmp" >> "$out/airbench94.rows" && cat "$out/airbench94.epochs.tmp" >> "$out/airbench94.epochs"
+}
 
-if [ -n "${AIRBENCH:-}" ]; then
-  airbench_args=()
-  [ "$AIRBENCH" = installed ] || airbench_args=(--airbench "$AIRBENCH")
-  if ! "$python" "$here/airbench94.py" --data "$data" --seed 0 --seeds "$seeds" --work "$out/airbench94" \
-         "${airbench_args[@]}" > "$out/airbench94.log" 2> "$out/airbench94.err"; then
-    echo "fast_cifar.sh: no airbench94 row (it failed; see $out/airbench94.err):"
+# The optional sides never cost the table: the first failure is named and that side is left out.
+drop() {
+  echo "fast_cifar.sh: $1"
+  rm -f "$out/$2.rows"
+}
+rm -f "$out/airbench94.log" "$out/airbench94.err"
+for ((s = 0; s < seeds; ++s)); do
+  fusetrain_seed fusetrain "$s" || exit 1
+  if [ -n "${GRAPHS:-}" ] && ! fusetrain_seed fusetrain-graphs "$s" --set train.cuda_graphs=true; then
+    drop "no CUDA graphs row (the runs failed; see $out/fusetrain-graphs-*.log)" fusetrain-graphs
+    GRAPHS=
+  fi
+  if [ -n "${AIRBENCH:-}" ] && ! airbench94_seed "$s"; then
+    drop "no airbench94 row (it failed; see $out/airbench94.err):" airbench94
     tail -n 5 "$out/airbench94.err"
     AIRBENCH=
   fi
+done
+
+if [ "${PYTORCH:-yes}" != no ]; then
+  # shellcheck disable=SC2086  # PY_ARGS is an argument list
+  "$python" "$here/fast_cifar_pytorch.py" --data "$data" --seed 0 --seeds "$seeds" ${PY_ARGS:-} > "$out/pytorch.log" 2>&1 ||
+    { echo "fast_cifar.sh: the PyTorch recipe failed; see $out/pytorch.log" >&2; tail -n 5 "$out/pytorch.log" >&2; exit 1; }
+  # its own clock after its own warm-up; no cold clock, and its steps are whole epochs (printed by it)
+  sed -nE 's/^fast_cifar seed=([0-9]+) test_acc=([0-9.]+) train_s=([0-9.]+) .*/\1 \2 \3 - -/p' "$out/pytorch.log" \
+    > "$out/pytorch.rows"
 fi
 
-# Per seed "accuracy seconds" pairs from each side, then one table.
-sed -nE 's/^fast_cifar seed=[0-9]+ test_acc=([0-9.]+) train_s=([0-9.]+) .*/\1 \2/p' "$out/pytorch.log" > "$out/pytorch.pairs"
-[ "$(wc -l < "$out/pytorch.pairs")" -eq "$seeds" ] || { echo "fast_cifar.sh: PyTorch results incomplete" >&2; exit 1; }
-if [ -n "${AIRBENCH:-}" ]; then
-  sed -nE 's/^airbench94 seed=[0-9]+ test_acc=([0-9.]+) train_s=([0-9.]+) .*/\1 \2/p' "$out/airbench94.log" > "$out/airbench94.pairs"
-  [ "$(wc -l < "$out/airbench94.pairs")" -eq "$seeds" ] || { echo "fast_cifar.sh: no airbench94 row (results incomplete)"; AIRBENCH=; }
-fi
-
-stats() {  # FILE -> "acc_mean acc_min acc_max s_mean s_min s_max"
-  awk 'NR == 1 { amin = amax = $1; tmin = tmax = $2 }
-       { a += $1; t += $2; if ($1 < amin) amin = $1; if ($1 > amax) amax = $1; if ($2 < tmin) tmin = $2; if ($2 > tmax) tmax = $2 }
-       END { printf "%.4f %.4f %.4f %.3f %.3f %.3f\n", a / NR, amin, amax, t / NR, tmin, tmax }' "$1"
-}
-ratio() {  # WHAT A B -> "time ratio WHAT (means): A/B"
-  awk -v what="$1" -v a="$2" -v b="$3" 'BEGIN { printf "time ratio %s (means): %.3f\n", what, a / b }'
-}
-read -r fa fa_min fa_max ft ft_min ft_max < <(stats "$out/fusetrain.pairs")
-read -r pa pa_min pa_max pt pt_min pt_max < <(stats "$out/pytorch.pairs")
-[ -z "${AIRBENCH:-}" ] || read -r aa aa_min aa_max at at_min at_max < <(stats "$out/airbench94.pairs")
-[ -z "${GRAPHS:-}" ] || read -r ga ga_min ga_max gt gt_min gt_max < <(stats "$out/fusetrain-graphs.pairs")
-device=$(sed -nE 's/.*device_name=(.*)$/\1/p' "$out/pytorch.log" | tail -n 1)
-{
-  echo "fast CIFAR-10 recipe, $seeds seeds, data $data, fusetrain on $ranks rank(s), device ${device:-unknown}"
-  echo
-  echo "| | test acc mean | min | max | train s mean | min | max |"
-  echo "|---|---|---|---|---|---|---|"
-  echo "| fusetrain | $fa | $fa_min | $fa_max | $ft | $ft_min | $ft_max |"
-  [ -z "${GRAPHS:-}" ] || echo "| fusetrain, CUDA graphs | $ga | $ga_min | $ga_max | $gt | $gt_min | $gt_max |"
-  echo "| PyTorch | $pa | $pa_min | $pa_max | $pt | $pt_min | $pt_max |"
-  [ -z "${AIRBENCH:-}" ] || echo "| airbench94 | $aa | $aa_min | $aa_max | $at | $at_min | $at_max |"
-  echo
-  ratio "fusetrain / PyTorch" "$ft" "$pt"
-  [ -z "${AIRBENCH:-}" ] || ratio "fusetrain / airbench94" "$ft" "$at"
-  [ -z "${GRAPHS:-}" ] || ratio "fusetrain with CUDA graphs / PyTorch" "$gt" "$pt"
-  [ -z "${GRAPHS:-}" ] || [ -z "${AIRBENCH:-}" ] || ratio "fusetrain with CUDA graphs / airbench94" "$gt" "$at"
-} | tee "$out/summary.md"
+device=$("$bin/fusetrain" inspect "$out/fusetrain-r$ranks-s0.h5" /ranks/device | head -n 1)
+bash "$here/fast_cifar_summary.sh" "$out" "$seeds" "fast CIFAR-10 recipe, seeds 0-$((seeds - 1)) interleaved, data $data, \
+device $device, fusetrain on $ranks rank(s) after ${WARMUP:-5} warm-up steps, train.max_steps ${steps:-unset}" |
+  tee "$out/summary.md"

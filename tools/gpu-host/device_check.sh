@@ -20,15 +20,21 @@
 # Environment:
 #   BUDGET_S       wall seconds for the whole call [tier 1: 240, tier 2: 420, hosts: 330, re-check: 240]
 #   STAGES         the stages in order [probe unpack cases speed]; `linkage` (ctest -L linkage) is there for a
-#                  call that names it. STAGE_LIBRARY=FILE is sourced first and may define stage_NAME and
-#                  row_NAME functions or replace run_gpu_case (tests use stand-ins)
+#                  call that names it, and `data` (after unpack): the real CIFAR-10 carried in parts over the
+#                  calls before (tools/gpu-host/data_split.sh's plan), assembled from DATA_STORE
+#                  [/tmp/fusetrain-data], checked and made into the fast recipe's shards, which every fast row
+#                  then trains on instead of the JPEG copy. STAGE_LIBRARY=FILE is sourced first and may define
+#                  stage_NAME and row_NAME functions or replace run_gpu_case (tests use stand-ins)
 #   CASES          the GPU cases (ctest names) of the cases or nccl_hosts stage [the tier's]; JOBS=8 run at once,
 #                  then those with ctest's RUN_SERIAL (they time the GPU) one at a time with nothing beside them
 #   FUSETRAIN_GPU_NCCL_RANKS=N  the ranks of the several-rank NCCL cases [2]
-#   ROWS           the speed rows of the speed stage [the tier's]
+#   ROWS           the speed rows of the speed stage [the tier's]; fast_vs_airbench (in no tier): the fast
+#                  recipe eager and graphed against airbench94, SEEDS (at least 5) seeds interleaved, each a
+#                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on)
 #   SEEDS=3        tier 2: the fast recipe's seeds 1 .. SEEDS-1 (tier 1 runs seed 0)
 #   FUSETRAIN_CIFAR10_JPG=FILE  the CIFAR-10 JPEG archive of the fast recipe [BUNDLE_DIR/cifar10-jpg.tar.xz]
 #   DEVICE_CHECK_DEPS=DIR       where the bundle's .deb files are unpacked [/tmp/fusetrain-deps]
+#   FAST_DIR=DIR   the fast recipe's shards and runs [/tmp/fusetrain-fast-cifar]; DATA_STORE=DIR the data stage's parts
 # Exit status: 0 all passed (or skipped), 1 a stage, case or row failed or was cut off, 3 no CUDA device.
 # shellcheck disable=SC2317  # stage_NAME, row_NAME and prep_NAME are called by name
 set -uo pipefail  # no errexit: each case, row and stage is checked and recorded, and the next one runs
@@ -37,7 +43,7 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=tools/gpu-host/host_env.sh
 source "$here/host_env.sh"
 deps=${DEVICE_CHECK_DEPS:-/tmp/fusetrain-deps}
-fast=/tmp/fusetrain-fast-cifar  # the fast recipe's shards and runs
+fast=${FAST_DIR:-/tmp/fusetrain-fast-cifar}  # the fast recipe's shards and runs
 
 TIER1_CASES="gpu.cuda_graphs gpu.cuda_graphs_schedule gpu.no_host_sync gpu.stop_resume gpu.cuda_kernels gpu.train_fp32
 gpu.train_bf16 gpu.train_fp16"
@@ -179,6 +185,7 @@ cut_off() {
 
 row_limit() {
   case $1 in
+    fast_vs_airbench) echo 480 ;;
     step_*) echo 90 ;;
     fast_*_s0|airbench94_s0) echo 120 ;;
     resnet_pytorch_compiled) echo 240 ;;
@@ -240,6 +247,18 @@ row_fast_pytorch_compiled() {
     --seeds 1 --compile | figures '^fast_cifar seed='
 }
 
+# The fast recipe against airbench94 on the same shards (the binary set where the data stage made it), seed by
+# seed in fresh processes, fusetrain after train.warmup_steps and airbench94 after its warmup94(); the table
+# of tools/bench/fast_cifar.sh (accuracy, training and cold seconds, steps per side) as figures.
+row_fast_vs_airbench() {
+  local airbench=installed
+  ensure_fast_data || return 1
+  [ ! -d "$BUNDLE/airbench/airbench" ] || airbench=$BUNDLE/airbench
+  echo "figure: data $(cat "$fast/data/.source" 2> /dev/null || echo "cifar10-jpg (JPEG quality 75)")"
+  OUT=$fast/vs FUSETRAIN_BIN="$(build_dir)/bin" PYTHON="${FUSETRAIN_PYTHON:-python3}" AIRBENCH=$airbench GRAPHS=1 \
+    PYTORCH=no bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" | figures '^(\| [^|-]|time ratio|fast_cifar)'
+}
+
 # ResNet-18 bf16 channels_last batch 512 in eager (--no-compile) or compiled (--compile) PyTorch.
 resnet_pytorch() {
   "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/pytorch_baseline.py" --style tuned --synthetic --fixed-batch \
@@ -280,6 +299,24 @@ ensure_fast_data() {
   ) 9> "$fast/.lock"
 }
 prep_fast_data() { ensure_fast_data; }
+
+# The real CIFAR-10 binary release, put together from the parts the calls stashed (data_assemble.sh), checked
+# against its SHA-256 and made into the fast recipe's shards by this build's fusetrain-prep; the JPEG shards
+# are never made after it.
+stage_data() {
+  local store=${DATA_STORE:-/tmp/fusetrain-data}
+  mkdir -p "$fast"
+  FUSETRAIN_PREP="$(build_dir)/bin/fusetrain-prep" bash "$here/data_assemble.sh" assemble "$store" \
+    "$store/cifar10-bin.tar.xz" "$fast/data-bin" || return 1
+  (
+    flock 9
+    rm -rf "$fast/data" && mv "$fast/data-bin" "$fast/data" &&
+      echo "cifar10-bin (sha256 $(sed -n 's/^sha256=//p' "$store/manifest.txt"))" > "$fast/data/.source" &&
+      touch "$fast/data/.done"
+  ) 9> "$fast/.lock" || return 1
+  echo "figure: fast recipe data $(cat "$fast/data/.source"): $("$(build_dir)/bin/fusetrain" inspect \
+    "$fast/data/train-00000-of-00001.h5" | sed -n 's|^/images \[\([0-9]*\),.*|\1|p') training images"
+}
 
 # figures REGEX: passes its input through, adding a "figure:" line for each line matching REGEX.
 figures() { while IFS= read -r line; do echo "$line"; ! grep -Eq -- "$1" <<< "$line" || echo "figure: $line"; done; }

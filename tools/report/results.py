@@ -47,7 +47,8 @@ FIELDS = {
                  "final_test_acc": _F64, "final_test_loss": _F64, "epochs_run": _I64, "images_per_s": _F64,
                  "peak_memory_bytes": _I64, "overfit": _I64, "overfit_epoch": _I64, "stopped_early": _I64,
                  "optimizer_steps": _I64, "skipped_steps": _I64, "bucket_mib": _F64, "first_bucket_mib": _F64,
-                 "last_bucket_mib": _F64, "buckets_autotuned": _I64, "graph_captures": _I64, "graph_replays": _I64},
+                 "last_bucket_mib": _F64, "buckets_autotuned": _I64, "graph_captures": _I64, "graph_replays": _I64,
+                 "train_steps_s": _F64, "warmup_steps": _I64, "warmup_s": _F64, "cold_s": _F64},
 }
 
 EVALUATION_FORMAT_VERSION = 1

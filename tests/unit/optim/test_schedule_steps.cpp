@@ -115,5 +115,23 @@ TEST(ScheduleSteps, WarmupAndRiseEndOnTheRightStep) {
   }
 }
 
+// train.max_steps: the schedule spans the steps given, not whole epochs. airbench94's 476 steps of 48 an epoch:
+// the rise is int(0.23 x 476) = 109 steps, the last step (475) is the floor, and every step follows the formula
+// over that span; a span of exactly the epochs' steps is the epochs' schedule.
+TEST(ScheduleSteps, MaxStepsSpanReplacesTheEpochs) {
+  const LearningRateSchedule cut(config(SchedulerName::linear, 0.23), kLr, 48, 10, 476);
+  EXPECT_NEAR(cut.at(108), climbing(108, 109), 1e-12);
+  EXPECT_NEAR(cut.at(109), kLr, 1e-12);
+  EXPECT_NEAR(cut.at(475), kFloor, 1e-12);
+  EXPECT_GT(cut.at(474), kFloor);
+  for (std::int64_t step = 109; step < 476; ++step)
+    EXPECT_NEAR(cut.at(step), kLr + (kFloor - kLr) * decayed(step, 109, 476), 1e-12) << "step " << step;
+  const LearningRateSchedule cosine(config(SchedulerName::cosine, 1.0), kLr, 48, 10, 476);
+  EXPECT_NEAR(cosine.at(475), kFloor, 1e-12);
+  EXPECT_GT(cosine.at(474), kFloor);
+  const LearningRateSchedule whole(config(SchedulerName::linear, 0.23), kLr, 48, 10, 480), plain(config(SchedulerName::linear, 0.23), kLr, 48, 10);
+  for (std::int64_t step = 0; step < 483; ++step) EXPECT_EQ(whole.at(step), plain.at(step)) << "step " << step;
+}
+
 }  // namespace
 }  // namespace ft

@@ -11,25 +11,15 @@
 #include "data_prep/prep_pipeline.h"
 #include "io/paths.h"
 #include "test_paths.h"
+#include "replaying_recording.h"
 #include "test_world.h"
+#include "train_configs.h"
 #include "device/device_setup.h"
 #include "device/graphed_step.h"
 #include "train/trainer.h"
 
 namespace ft {
 namespace {
-
-// A graph's behaviour without CUDA: the warm-up runs the work, the capture keeps it without running it, and
-// every replay runs what was kept.
-class ReplayingRecording final : public Recording {
- public:
-  void warm_up(const std::function<void()>& work) override { work(); }
-  void capture(const std::function<void()>& work) override { kept_ = work; }
-  void replay() override { kept_(); }
-
- private:
-  std::function<void()> kept_;
-};
 
 std::string small_fashion() {
   const std::string out = ft::test::temp_dir() + "/fashion-replayed-step";
@@ -44,31 +34,11 @@ std::string small_fashion() {
   return out;
 }
 
-// Adam under warm-up then cosine: every step's rate differs, and reaches the fused kernels as a device tensor
-// in the graphed run (set outside the graph before each replay) and as an argument in the eager one.
-Config graphable_config(const std::string& data) {
-  Config c;
-  c.model.name = ModelName::simple_cnn;
-  c.data.path = data;
-  c.data.batch_size = 64;
-  c.data.limit_test = 128;
-  c.data.augment = {2, true, false, 0};
-  c.optimizer.name = OptimizerName::adam;
-  c.optimizer.lr = 2e-3;
-  c.optimizer.implementation = OptimizerImplementation::fused;
-  c.scheduler.name = SchedulerName::cosine;
-  c.scheduler.warmup_epochs = 1;
-  c.train.epochs = 2;
-  c.train.seed = 9;
-  c.train.device = DeviceChoice::cpu;
-  return c;
-}
-
 TEST(ReplayedStep, ReplaysTheEagerRunWithItsSchedule) {
   if (!paths::exists(ft::test::fashion_mnist_dir() + "/train-images-idx3-ubyte.gz"))
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test::world();
-  Config c = graphable_config(small_fashion());
+  Config c = test::graphable_adam(small_fashion());
   auto backend = make_backend(world, BackendOptions{});
   Trainer eager(c, world, *backend, place_rank(c, world));
   const auto eager_run = eager.run();
@@ -78,7 +48,7 @@ TEST(ReplayedStep, ReplaysTheEagerRunWithItsSchedule) {
   int recordings = 0;
   options.record_graphs = [&recordings] {
     ++recordings;
-    return std::make_unique<ReplayingRecording>();
+    return std::make_unique<test::ReplayingRecording>();
   };
   Trainer graphed(c, world, *backend, place_rank(c, world), options);
   const auto graphed_run = graphed.run();

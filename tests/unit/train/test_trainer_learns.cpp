@@ -11,6 +11,7 @@
 #include "device/device_setup.h"
 #include "train/trainer.h"
 #include "test_paths.h"
+#include "train_configs.h"
 
 namespace ft {
 namespace {
@@ -74,23 +75,7 @@ TEST(TrainerLearns, FastCifarRecipeLearnsFashionMnist) {
     GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
   auto& world = test::world();
   Config c = subset_config(fashion_subset());
-  c.model.name = ModelName::fast_cifar;
-  c.model.width = 16;
-  c.model.whiten_bias_epochs = 1;
-  c.data.batch_size = 128;
-  c.data.limit_test = 1000;
-  c.data.augment = {2, true, true, 0};
-  c.optimizer.lr = 0.4;
-  c.optimizer.momentum = 0.85;
-  c.optimizer.nesterov = true;
-  c.optimizer.weight_decay = 0.005;
-  c.scheduler.name = SchedulerName::linear;
-  c.scheduler.pct_start = 0.23;
-  c.scheduler.warmup_start = 0.2;
-  c.scheduler.min_lr = 0.028;
-  c.regularization.label_smoothing = 0.2;
-  c.train.lookahead_every = 5;
-  c.train.tta = Tta::flip_translate;
+  test::apply_small_fast_recipe(c);
   auto backend = make_backend(world, BackendOptions{});
   Trainer trainer(c, world, *backend, place_rank(c, world));
   const auto outcome = trainer.run();
