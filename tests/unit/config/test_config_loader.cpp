@@ -272,6 +272,70 @@ TEST(ConfigValidation, SyncBatchNormAndPowerSgdRefuseWhatCannotWork) {
   }
 }
 
+// precision.half_weights needs a half type, and with fp16 the fused step; the Muon recipe's keys parse.
+TEST(ConfigValidation, HalfWeightsNeedAHalfTypeAndWithFp16TheFusedStep) {
+  const auto refusal = [](const std::function<void(Config&)>& change, bool cuda = true) -> std::string {
+    Config c;
+    c.data.path = "x";
+    c.precision.half_weights = true;
+    c.precision.dtype = Precision::fp16;
+    change(c);
+    try {
+      validate_for_device(c, cuda);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal([](Config&) {}), "");
+  EXPECT_EQ(refusal([](Config& c) { c.precision.dtype = Precision::bf16; }), "");
+  EXPECT_EQ(refusal([](Config& c) { c.optimizer.name = OptimizerName::muon; }), "");
+  EXPECT_EQ(refusal([](Config& c) {
+              c.precision.dtype = Precision::bf16;
+              c.optimizer.implementation = OptimizerImplementation::per_tensor;
+            }),
+            "");
+  const std::pair<std::function<void(Config&)>, std::string> refused[] = {
+      {[](Config& c) { c.precision.dtype = Precision::fp32; }, "precision.dtype fp16 or bf16"},
+      {[](Config& c) { c.precision.dtype = Precision::fp64; }, "precision.dtype fp16 or bf16"},
+      {[](Config& c) { c.optimizer.implementation = OptimizerImplementation::per_tensor; }, "fused optimizer step"},
+      {[](Config& c) { c.optimizer.name = OptimizerName::rmsprop; }, "fused optimizer step"},
+      {[](Config& c) {
+         c.precision.dtype = Precision::bf16, c.distributed.reproducible = true;
+         c.data.shuffle = Shuffle::global, c.train.threads = 1;
+       },
+       "distributed.reproducible false"},
+  };
+  for (std::size_t i = 0; i < std::size(refused); ++i) {
+    const std::string message = refusal(refused[i].first);
+    EXPECT_NE(message.find(refused[i].second), std::string::npos) << i << ": " << message;
+    EXPECT_NE(message.find("precision.half_weights"), std::string::npos) << i << ": " << message;
+  }
+  const auto bf16_cpu = [](OptimizerImplementation implementation) {
+    return [implementation](Config& c) {
+      c.precision.dtype = Precision::bf16, c.train.device = DeviceChoice::cpu;
+      c.optimizer.implementation = implementation;
+    };
+  };
+  EXPECT_EQ(refusal(bf16_cpu(OptimizerImplementation::automatic), false), "");
+  EXPECT_NE(refusal(bf16_cpu(OptimizerImplementation::fused), false).find("ATen's fused CPU kernels"),
+            std::string::npos);
+  const Config muon = parse_config(
+      "model: {name: fast_cifar, pool_norm_gelu: aten, logit_divisor: 256}\n"
+      "optimizer: {name: muon, muon_lr: 0.3, muon_momentum: 0.5, muon_ns_steps: 5}\n"
+      "scheduler: {name: linear_decay}\nprecision: {dtype: fp16, half_weights: true}\n",
+      "muon.yaml");
+  EXPECT_EQ(muon.optimizer.name, OptimizerName::muon);
+  EXPECT_DOUBLE_EQ(muon.optimizer.muon_lr, 0.3);
+  EXPECT_DOUBLE_EQ(muon.optimizer.muon_momentum, 0.5);
+  EXPECT_EQ(muon.optimizer.muon_ns_steps, 5);
+  EXPECT_EQ(muon.scheduler.name, SchedulerName::linear_decay);
+  EXPECT_EQ(muon.model.pool_norm_gelu, PoolNormGeluKernel::aten);
+  EXPECT_DOUBLE_EQ(muon.model.logit_divisor, 256);
+  EXPECT_TRUE(muon.precision.half_weights);
+  EXPECT_NE(error_of("optimizer: {muon_ns_steps: 0}\n").find("optimizer.muon_ns_steps"), std::string::npos);
+}
+
 TEST(ConfigLoader, EditDistance) {
   EXPECT_EQ(edit_distance("optimzer", "optimizer"), 1u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
