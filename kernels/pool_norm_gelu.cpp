@@ -77,7 +77,7 @@ void pool_norm_gelu_forward_cpu(const PoolNormForwardArgs<T, T>& a, const PoolNo
         a.running_var[c] = static_cast<T>(moved(a.running_var[c], unbiased_variance(sum, squares, count), n.momentum));
     } else {
       a.mean[c] = a.running_mean[c];
-      a.invstd[c] = static_cast<T>(1.0 / sqrt_of(static_cast<double>(a.running_var[c]) + n.eps));
+      a.invstd[c] = static_cast<T>(1.0 / std::sqrt(static_cast<double>(a.running_var[c]) + n.eps));
     }
     const T* source = s.pool == 2 ? a.pooled : a.x;
     const T weight = value_or(a.weight, c, T(1)), bias = value_or(a.bias, c, T(0));

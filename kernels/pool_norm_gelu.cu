@@ -91,7 +91,7 @@ __global__ void finish_stats_kernel(const double* __restrict__ partial, int rows
   if (c >= g.channels) return;
   if (!n.training) {
     mean[c] = running_mean[c];
-    invstd[c] = static_cast<float>(1.0 / sqrt_of(static_cast<double>(running_var[c]) + n.eps));
+    invstd[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(running_var[c]) + n.eps));
     return;
   }
   double sum = 0, squares = 0;

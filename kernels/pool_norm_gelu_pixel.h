@@ -30,55 +30,20 @@ FT_HOST_DEVICE inline A window_max(const A (&v)[4], std::uint8_t* index) {
   return best;
 }
 
-FT_HOST_DEVICE inline float erf_of(float v) {
-#ifdef __CUDA_ARCH__
-  return erff(v);
-#else
-  return std::erf(v);
-#endif
-}
-FT_HOST_DEVICE inline double erf_of(double v) {
-#ifdef __CUDA_ARCH__
-  return erf(v);
-#else
-  return std::erf(v);
-#endif
-}
-FT_HOST_DEVICE inline float exp_of(float v) {
-#ifdef __CUDA_ARCH__
-  return expf(v);
-#else
-  return std::exp(v);
-#endif
-}
-FT_HOST_DEVICE inline double exp_of(double v) {
-#ifdef __CUDA_ARCH__
-  return exp(v);
-#else
-  return std::exp(v);
-#endif
-}
-FT_HOST_DEVICE inline double sqrt_of(double v) {
-#ifdef __CUDA_ARCH__
-  return sqrt(v);
-#else
-  return std::sqrt(v);
-#endif
-}
-
-// GELU with the error function (torch's approximate='none') and its derivative, Phi(z) + z phi(z).
+// GELU with the error function (torch's approximate='none') and its derivative, Phi(z) + z phi(z). (The std::
+// functions are CUDA's own in device code.)
 constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
 template <typename A>
 FT_HOST_DEVICE inline A gelu_of(A z) {
-  return z * A(0.5) * (A(1) + erf_of(z * A(kSqrtHalf)));
+  return z * A(0.5) * (A(1) + std::erf(z * A(kSqrtHalf)));
 }
 
 template <typename A>
 FT_HOST_DEVICE inline A gelu_slope(A z) {
-  const A cdf = A(0.5) * (A(1) + erf_of(z * A(kSqrtHalf)));
-  return cdf + z * exp_of(A(-0.5) * z * z) * A(kInvSqrt2Pi);
+  const A cdf = A(0.5) * (A(1) + std::erf(z * A(kSqrtHalf)));
+  return cdf + z * std::exp(A(-0.5) * z * z) * A(kInvSqrt2Pi);
 }
 
 // One channel's normalisation from the sums of its `count` values and of their squares: mean, biased variance
@@ -91,7 +56,7 @@ FT_HOST_DEVICE inline ChannelNorm batch_norm_of(double sum, double squares, doub
   const double mean = sum / count;
   double variance = squares / count - mean * mean;
   if (variance < 0) variance = 0;
-  return {mean, 1.0 / sqrt_of(variance + eps)};
+  return {mean, 1.0 / std::sqrt(variance + eps)};
 }
 FT_HOST_DEVICE inline double unbiased_variance(double sum, double squares, double count) {
   const double mean = sum / count;

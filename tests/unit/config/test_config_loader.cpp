@@ -163,6 +163,17 @@ TEST(ConfigLoader, LayerErrorsNameTheLayer) {
   EXPECT_NE(msg.find("unknown layer key 'channels'"), std::string::npos) << msg;
 }
 
+// validate_for_device's refusal of a config that `change` makes of `base` (on a host with or without CUDA), or "".
+std::string refusal_of(Config base, const std::function<void(Config&)>& change, bool cuda) {
+  change(base);
+  try {
+    validate_for_device(base, cuda);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(ConfigValidation, ContradictionsAreErrors) {
   Config c;
   c.data.path = "x";
@@ -187,17 +198,11 @@ TEST(ConfigValidation, ContradictionsAreErrors) {
 
 // train.cuda_graphs on what a graph cannot replay is refused before a run starts, naming what to change.
 TEST(ConfigValidation, CudaGraphsNeedAReplayableStep) {
-  const auto refusal = [](const std::function<void(Config&)>& change, bool cuda) -> std::string {
-    Config c;
-    c.data.path = "x";
-    c.train.cuda_graphs = true;
-    change(c);
-    try {
-      validate_for_device(c, cuda);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
+  Config graphed;
+  graphed.data.path = "x";
+  graphed.train.cuda_graphs = true;
+  const auto refusal = [&](const std::function<void(Config&)>& change, bool cuda) {
+    return refusal_of(graphed, change, cuda);
   };
   EXPECT_EQ(refusal([](Config&) {}, true), "");
   EXPECT_EQ(refusal([](Config& c) { c.precision.dtype = Precision::bf16; }, true), "");
@@ -220,17 +225,9 @@ TEST(ConfigValidation, CudaGraphsNeedAReplayableStep) {
 
 // model.sync_batchnorm and compression powersgd name the combinations they cannot work in.
 TEST(ConfigValidation, SyncBatchNormAndPowerSgdRefuseWhatCannotWork) {
-  const auto refusal = [](const std::function<void(Config&)>& change) -> std::string {
-    Config c;
-    c.data.path = "x";
-    change(c);
-    try {
-      validate_for_device(c, true);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  };
+  Config plain;
+  plain.data.path = "x";
+  const auto refusal = [&](const std::function<void(Config&)>& change) { return refusal_of(plain, change, true); };
   const auto sync = [](Config& c) {
     c.model.name = ModelName::resnet18;
     c.model.sync_batchnorm = true;
@@ -274,18 +271,12 @@ TEST(ConfigValidation, SyncBatchNormAndPowerSgdRefuseWhatCannotWork) {
 
 // precision.half_weights needs a half type, and with fp16 the fused step; the Muon recipe's keys parse.
 TEST(ConfigValidation, HalfWeightsNeedAHalfTypeAndWithFp16TheFusedStep) {
-  const auto refusal = [](const std::function<void(Config&)>& change, bool cuda = true) -> std::string {
-    Config c;
-    c.data.path = "x";
-    c.precision.half_weights = true;
-    c.precision.dtype = Precision::fp16;
-    change(c);
-    try {
-      validate_for_device(c, cuda);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
+  Config half;
+  half.data.path = "x";
+  half.precision.half_weights = true;
+  half.precision.dtype = Precision::fp16;
+  const auto refusal = [&](const std::function<void(Config&)>& change, bool cuda = true) {
+    return refusal_of(half, change, cuda);
   };
   EXPECT_EQ(refusal([](Config&) {}), "");
   EXPECT_EQ(refusal([](Config& c) { c.precision.dtype = Precision::bf16; }), "");

@@ -213,17 +213,21 @@ TEST(PoolNormGeluLayer, AutoFusesCudaHalfAndFloatMapsOnly) {
   EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::aten, cuda, at::kHalf, false));
 }
 
+// A fast net of `width` with the layers `kernel` picks, on `device`; the same weights for the same width.
+std::shared_ptr<Network> fast_net(PoolNormGeluKernel kernel, int width, const at::Device& device) {
+  at::manual_seed(9);
+  ModelConfig config;
+  config.name = ModelName::fast_cifar;
+  config.width = width;
+  config.pool_norm_gelu = kernel;
+  auto net = make_network(config, {3, 32, 32, 10});
+  net->to(device);
+  return net;
+}
+
 // fast_cifar with the fused layers: the same logits and gradients as with ATen's (training, then eval).
 TEST(PoolNormGeluLayer, FastCifarFusedEqualsATen) {
-  const auto build = [](PoolNormGeluKernel kernel) {
-    at::manual_seed(9);
-    ModelConfig config;
-    config.name = ModelName::fast_cifar;
-    config.width = 8;
-    config.pool_norm_gelu = kernel;
-    return make_network(config, {3, 32, 32, 10});
-  };
-  auto fused = build(PoolNormGeluKernel::fused), aten = build(PoolNormGeluKernel::aten);
+  auto fused = fast_net(PoolNormGeluKernel::fused, 8, at::kCPU), aten = fast_net(PoolNormGeluKernel::aten, 8, at::kCPU);
   const at::Tensor x = at::randn({4, 3, 32, 32});
   const at::Tensor fy = fused->forward(x), ay = aten->forward(x);
   EXPECT_TRUE(at::allclose(fy, ay, 1e-4, 1e-5)) << (fy - ay).abs().max();
@@ -261,17 +265,8 @@ TEST(PoolNormGeluCuda, KernelsEqualATen) {
 // On a GPU, the layer picks the kernels by itself (auto) and a whole fast net trains through them.
 TEST(PoolNormGeluCuda, FastCifarAutoUsesTheKernelsAndEqualsATen) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
-  const auto build = [](PoolNormGeluKernel kernel) {
-    at::manual_seed(9);
-    ModelConfig config;
-    config.name = ModelName::fast_cifar;
-    config.width = 16;
-    config.pool_norm_gelu = kernel;
-    auto net = make_network(config, {3, 32, 32, 10});
-    net->to(at::kCUDA);
-    return net;
-  };
-  auto fused = build(PoolNormGeluKernel::automatic), aten = build(PoolNormGeluKernel::aten);
+  const at::Device cuda(at::kCUDA, 0);
+  auto fused = fast_net(PoolNormGeluKernel::automatic, 16, cuda), aten = fast_net(PoolNormGeluKernel::aten, 16, cuda);
   const at::Tensor x = at::randn({32, 3, 32, 32}, at::kCUDA).contiguous(at::MemoryFormat::ChannelsLast);
   const at::Tensor fy = fused->forward(x), ay = aten->forward(x);
   EXPECT_TRUE(at::allclose(fy, ay, 1e-3, 1e-4)) << (fy - ay).abs().max();
