@@ -5,6 +5,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/nn/modules/batchnorm.h>
 
+#include <map>
+
 #include "runtime/error.h"
 
 namespace ft {
@@ -56,13 +58,13 @@ bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
 
 at::Tensor LossScaler::unscale_on_device(const std::vector<at::Tensor>& parameters) {
   if (!enabled_) return {};
-  std::vector<at::Tensor> grads;
+  // One call per gradient type (fp16 weights' and BatchNorm's float32 ones), as GradScaler groups them.
+  std::map<at::ScalarType, std::vector<at::Tensor>> grads;
   for (const auto& p : parameters)
-    if (p.grad().defined()) grads.push_back(p.grad());
+    if (p.grad().defined()) grads[p.grad().scalar_type()].push_back(p.grad());
   found_inf_.zero_();
-  if (!grads.empty())
-    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_,
-                                                   keep_scaled_ ? at::ones_like(scale_) : scale_.reciprocal());
+  const at::Tensor factor = keep_scaled_ ? at::ones_like(scale_) : scale_.reciprocal();
+  for (auto& [type, same] : grads) at::_amp_foreach_non_finite_check_and_unscale_(same, found_inf_, factor);
   return found_inf_;
 }
 
