@@ -327,6 +327,23 @@ TEST(ConfigValidation, HalfWeightsNeedAHalfTypeAndWithFp16TheFusedStep) {
   EXPECT_NE(error_of("optimizer: {muon_ns_steps: 0}\n").find("optimizer.muon_ns_steps"), std::string::npos);
 }
 
+// The new keys' ranges at their edges: refused just outside, taken at the edge and just inside.
+TEST(ConfigLoader, MuonAndFastNetKeysHoldTheirRanges) {
+  const std::pair<std::string, bool> cases[] = {
+      {"optimizer: {muon_ns_steps: 0}", false},    {"optimizer: {muon_ns_steps: 1}", true},
+      {"optimizer: {muon_ns_steps: 20}", true},    {"optimizer: {muon_ns_steps: 21}", false},
+      {"optimizer: {muon_lr: 0}", false},          {"optimizer: {muon_lr: 0.001}", true},
+      {"optimizer: {muon_momentum: 0}", true},     {"optimizer: {muon_momentum: 1}", false},
+      {"model: {head_lr_scale: 0}", false},        {"model: {head_lr_scale: 0.5}", true},
+      {"model: {logit_divisor: 0}", false},        {"model: {logit_divisor: 0.5}", true},
+      {"optimizer: {nesterov: true, momentum: 0.9}", true},
+  };
+  for (const auto& [yaml, taken] : cases) {
+    const std::string error = error_of(yaml + "\n");
+    EXPECT_EQ(error.empty(), taken) << yaml << ": " << error;
+  }
+}
+
 TEST(ConfigLoader, EditDistance) {
   EXPECT_EQ(edit_distance("optimzer", "optimizer"), 1u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
