@@ -215,6 +215,27 @@ TEST_P(MuonSteps, ScaledGradientsWithTheirScaleStepAsTheTrueOnes) {
   }
 }
 
+// A filter without a gradient (none reached it this step) is left exactly as it is, not even rescaled, and the
+// others step as if it were not there.
+TEST_P(MuonSteps, AFilterWithoutAGradientIsLeftAlone) {
+  const OptimizerConfig c = muon_config();
+  Trainee r = run_of(c, GetParam());
+  Reference ref = reference_of(c);
+  const at::Tensor untouched = ref.weights.at("b.weight").clone();
+  auto grads = gradients(r.m, 1);
+  give(r, grads);
+  r.m.named[1].second.mutable_grad() = at::Tensor();  // b.weight
+  if (r.fused)
+    r.fused->step();
+  else
+    r.optimizer->step();
+  ref.weights.erase("b.weight");
+  ref.step(grads, 1.0);
+  ref.weights["b.weight"] = untouched;
+  expect_like(r, ref, "one step without b.weight's gradient");
+  EXPECT_TRUE(at::equal(r.m.named[1].second.detach(), untouched));
+}
+
 INSTANTIATE_TEST_SUITE_P(Muon, MuonSteps, ::testing::Values(true, false),
                          [](const auto& info) { return std::string(info.param ? "Fused" : "PerTensor"); });
 
