@@ -99,12 +99,13 @@ TEST(OptimizerGroups, OwnDecayFallsToZeroOverItsTrainEpochs) {
   (void)w, (void)early;
 }
 
-// Rules that differ only in own_decay make two groups.
+// Rules that differ only in own_decay, or only in their (non-zero) train_epochs, make two groups.
 TEST(OptimizerGroups, OwnDecayIsPartOfTheGroupKey) {
   Named n;
   n.add("a.bias"), n.add("b.bias");
   EXPECT_EQ(group_parameters(n.list, {{"a.bias", {2.0, 3, true}}, {"b.bias", {2.0, 3, false}}}).size(), 2u);
   EXPECT_EQ(group_parameters(n.list, {{"a.bias", {2.0, 3, true}}, {"b.bias", {2.0, 3, true}}}).size(), 1u);
+  EXPECT_EQ(group_parameters(n.list, {{"a.bias", {2.0, 3, false}}, {"b.bias", {2.0, 5, false}}}).size(), 2u);
 }
 
 }  // namespace
