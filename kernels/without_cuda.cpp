@@ -4,6 +4,7 @@
 #include "kernels/common.h"
 #include "kernels/conv_relu.h"
 #include "kernels/device_query.h"
+#include "kernels/pool_norm_gelu.h"
 #include "kernels/rgb_to_gray.h"
 #include "kernels/stall.h"
 
@@ -24,6 +25,18 @@ void conv_bias_relu_device(const float*, const float*, const float*, float*, con
 }
 
 void stall_stream_device(double, cudaStream_t) { cuda_not_built("stall_stream_device"); }
+
+std::int64_t pool_norm_workspace(const PoolNormShape&) { cuda_not_built("pool_norm_workspace"); }
+
+void pool_norm_gelu_forward_device(MapType, const PoolNormForwardArgs<void, float>&, double*, const PoolNormShape&,
+                                   const NormSettings&, cudaStream_t) {
+  cuda_not_built("pool_norm_gelu_forward_device");
+}
+
+void pool_norm_gelu_backward_device(MapType, const PoolNormBackwardArgs<void, float>&, double*, const PoolNormShape&,
+                                    bool, cudaStream_t) {
+  cuda_not_built("pool_norm_gelu_backward_device");
+}
 
 void rgb_to_gray_device(const std::uint8_t*, std::uint8_t*, std::size_t, cudaStream_t) {
   cuda_not_built("rgb_to_gray_device");

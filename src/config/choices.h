@@ -41,6 +41,16 @@ struct Choices<ConvReluKernel> {
                                                          {ConvReluKernel::fused, "fused"}};
 };
 
+// model.pool_norm_gelu: fast_cifar's max-pool -> BatchNorm -> GELU (and BatchNorm -> GELU) as ATen's three
+// operations or as one fused kernel pair (kernels/pool_norm_gelu); auto = fused on CUDA tensors.
+enum class PoolNormGeluKernel { automatic, fused, aten };
+template <>
+struct Choices<PoolNormGeluKernel> {
+  static constexpr ChoiceName<PoolNormGeluKernel> names[] = {{PoolNormGeluKernel::automatic, "auto"},
+                                                             {PoolNormGeluKernel::fused, "fused"},
+                                                             {PoolNormGeluKernel::aten, "aten"}};
+};
+
 // A layer of a conv_stack model (model.layers[].type).
 enum class LayerType { conv, bn, relu, gelu, maxpool, avgpool, dropout, flatten, linear };
 template <>
@@ -81,13 +91,14 @@ struct Choices<LrScaling> {
                                                     {LrScaling::none, "none"}};
 };
 
-enum class OptimizerName { sgd, adam, adamw, rmsprop };
+enum class OptimizerName { sgd, adam, adamw, rmsprop, muon };
 template <>
 struct Choices<OptimizerName> {
   static constexpr ChoiceName<OptimizerName> names[] = {{OptimizerName::sgd, "sgd"},
                                                         {OptimizerName::adam, "adam"},
                                                         {OptimizerName::adamw, "adamw"},
-                                                        {OptimizerName::rmsprop, "rmsprop"}};
+                                                        {OptimizerName::rmsprop, "rmsprop"},
+                                                        {OptimizerName::muon, "muon"}};
 };
 
 // optimizer.implementation: ATen's fused kernels (one launch per parameter group; sgd, adam, adamw) or
@@ -100,14 +111,15 @@ struct Choices<OptimizerImplementation> {
                                                                   {OptimizerImplementation::per_tensor, "per_tensor"}};
 };
 
-enum class SchedulerName { none, step, cosine, onecycle, linear };
+enum class SchedulerName { none, step, cosine, onecycle, linear, linear_decay };
 template <>
 struct Choices<SchedulerName> {
   static constexpr ChoiceName<SchedulerName> names[] = {{SchedulerName::none, "none"},
                                                         {SchedulerName::step, "step"},
                                                         {SchedulerName::cosine, "cosine"},
                                                         {SchedulerName::onecycle, "onecycle"},
-                                                        {SchedulerName::linear, "linear"}};
+                                                        {SchedulerName::linear, "linear"},
+                                                        {SchedulerName::linear_decay, "linear_decay"}};
 };
 
 // precision.dtype: the training precision.

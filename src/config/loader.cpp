@@ -239,7 +239,24 @@ void require_graphable_setup(const Config& c, bool cuda) {
              "gradient buffer in place, without buckets");
   FT_REQUIRE(c.optimizer.implementation != OptimizerImplementation::per_tensor &&
                  c.optimizer.name != OptimizerName::rmsprop,
-             why, "the fused optimizer step (sgd, adam or adamw with optimizer.implementation auto or fused)");
+             why, "the fused optimizer step (sgd, adam, adamw or muon with optimizer.implementation auto or fused)");
+}
+
+// What precision.half_weights needs: a half type to store the weights in and, for fp16, the fused step, which
+// divides the loss scale out of the still-scaled fp16 gradients in float32.
+void require_half_weights_setup(const Config& c, bool cuda) {
+  const std::string why = "precision.half_weights needs ";
+  FT_REQUIRE(cuda || c.optimizer.implementation != OptimizerImplementation::fused, why, "on the CPU "
+             "optimizer.implementation auto or per_tensor: ATen's fused CPU kernels leave most of a float16 or "
+             "bfloat16 parameter unchanged");
+  FT_REQUIRE(c.precision.dtype == Precision::fp16 || c.precision.dtype == Precision::bf16, why,
+             "precision.dtype fp16 or bf16 (the type the weights are stored in), not '", c.precision.dtype, "'");
+  FT_REQUIRE(c.precision.dtype != Precision::fp16 || (c.optimizer.implementation != OptimizerImplementation::per_tensor &&
+                                                      c.optimizer.name != OptimizerName::rmsprop),
+             why, "with fp16 the fused optimizer step (sgd, adam, adamw or muon with optimizer.implementation auto "
+             "or fused): fp16 gradients stay scaled and only the fused step divides the scale out, in float32");
+  FT_REQUIRE(!c.distributed.reproducible, why, "distributed.reproducible false: its exact sums are of float32 "
+             "gradients");
 }
 
 }  // namespace
@@ -264,6 +281,7 @@ void validate_for_device(const Config& c, bool cuda_available, const std::string
   FT_REQUIRE(cuda || c.precision.dtype != Precision::fp16,
              "precision.dtype 'fp16' needs a CUDA device; use bf16 (CPU autocast) or fp32 on CPU");
   if (c.train.cuda_graphs) require_graphable_setup(c, cuda);
+  if (c.precision.half_weights) require_half_weights_setup(c, cuda);
   FT_REQUIRE(c.model.conv_relu != ConvReluKernel::fused || c.precision.dtype != Precision::fp64,
              "model.conv_relu 'fused' computes in float32 (fp16 and bf16 autocast to it); precision.dtype 'fp64' "
              "needs model.conv_relu 'aten'");

@@ -233,6 +233,22 @@ std::vector<Option> option_table(Config& c) {
   b.number("model.norm_bias_lr_scale", &c.model.norm_bias_lr_scale,
            "fast_cifar: learning-rate multiplier of the BatchNorm biases (their weight decay is divided by it)",
            above(0));
+  b.number("model.head_lr_scale", &c.model.head_lr_scale,
+           "fast_cifar: learning-rate multiplier of the linear head (its weight decay is divided by it)", above(0));
+  b.number("model.logit_divisor", &c.model.logit_divisor,
+           "fast_cifar: the logits are the head's output divided by this (airbench94: 9; airbench94_muon: the "
+           "head's width, 4 x model.width)", above(0));
+  b.flag("model.head_unit_std", &c.model.head_unit_std,
+         "fast_cifar: the head's initial weights are rescaled to standard deviation 1 (airbench94_muon)");
+  b.flag("model.whiten_bias_uniform", &c.model.whiten_bias_uniform,
+         "fast_cifar: the whitening layer's bias starts uniform in +-1/sqrt(fan-in), as a default convolution's "
+         "(airbench94_muon), instead of zero");
+  b.flag("model.whiten_bias_decay", &c.model.whiten_bias_decay,
+         "fast_cifar: the whitening layer's bias rate falls linearly from its start to 0 at the end of "
+         "model.whiten_bias_epochs (airbench94_muon) instead of following the schedule");
+  b.choice("model.pool_norm_gelu", &c.model.pool_norm_gelu,
+           "fast_cifar: max-pool -> BatchNorm -> GELU (and BatchNorm -> GELU) as one fused kernel pair or as "
+           "ATen's operations; auto: fused on CUDA tensors, aten on the CPU, and aten for synchronised BatchNorm");
   b.choice("model.conv_relu", &c.model.conv_relu,
            "conv+ReLU implementation: aten (cuDNN/oneDNN) or fused (hand-written CUDA kernel)");
   b.add(layers_option(&c.model.layers));
@@ -269,21 +285,33 @@ std::vector<Option> option_table(Config& c) {
   b.number("data.augment.rotation_degrees", &c.data.augment.rotation_degrees,
            "random rotation by an angle uniform in [-x, x] degrees, bilinear, fill 0 (0 = off)", between(0, 180));
 
-  b.choice("optimizer.name", &c.optimizer.name, "optimizer");
+  b.choice("optimizer.name", &c.optimizer.name,
+           "optimizer (muon: each conv filter's SGD-momentum update orthogonalised by a Newton-Schulz iteration, "
+           "SGD with momentum for every other parameter)");
   b.number("optimizer.lr", &c.optimizer.lr, "peak learning rate", above(0));
-  b.number("optimizer.momentum", &c.optimizer.momentum, "SGD/RMSprop momentum", between(0, 0.9999));
-  b.flag("optimizer.nesterov", &c.optimizer.nesterov, "Nesterov momentum (SGD)");
+  b.number("optimizer.momentum", &c.optimizer.momentum, "SGD/RMSprop momentum (muon: of its SGD parameters)",
+           between(0, 0.9999));
+  b.flag("optimizer.nesterov", &c.optimizer.nesterov, "Nesterov momentum (SGD; muon: filters and SGD parameters)");
   b.number("optimizer.weight_decay", &c.optimizer.weight_decay, "L2 penalty (decoupled for adamw)", at_least(0));
   b.number("optimizer.beta1", &c.optimizer.beta1, "Adam beta1", between(0, 0.9999));
   b.number("optimizer.beta2", &c.optimizer.beta2, "Adam beta2", between(0, 0.999999));
   b.number("optimizer.eps", &c.optimizer.eps, "Adam/RMSprop epsilon", above(0));
   b.number("optimizer.alpha", &c.optimizer.alpha, "RMSprop smoothing constant", between(0, 0.999999));
+  b.number("optimizer.muon_lr", &c.optimizer.muon_lr,
+           "muon: learning rate of the conv filters (4-d weights), which follows the schedule as optimizer.lr does",
+           above(0));
+  b.number("optimizer.muon_momentum", &c.optimizer.muon_momentum,
+           "muon: momentum of the conv filters (Nesterov with optimizer.nesterov)", between(0, 0.9999));
+  b.number("optimizer.muon_ns_steps", &c.optimizer.muon_ns_steps,
+           "muon: Newton-Schulz iterations orthogonalising each filter update", between(1, 20));
   b.choice("optimizer.implementation", &c.optimizer.implementation,
            "fused: ATen's fused kernels, one launch per parameter group, where an fp16 overflow skips the step on "
-           "the device (sgd, adam, adamw); per_tensor: LibTorch's loop over the tensors; auto: fused on CUDA");
+           "the device (sgd, adam, adamw, muon); per_tensor: LibTorch's loop over the tensors (muon's own for its "
+           "filters); auto: fused on CUDA");
 
   b.choice("scheduler.name", &c.scheduler.name,
-           "learning-rate schedule (onecycle: rise then cosine fall; linear: rise then straight fall)");
+           "learning-rate schedule (onecycle: rise then cosine fall; linear: rise then straight fall; "
+           "linear_decay: straight fall from the first step, min_lr + (lr - min_lr) x (1 - step / steps))");
   b.number("scheduler.warmup_epochs", &c.scheduler.warmup_epochs, "linear warm-up length in epochs", at_least(0));
   b.number("scheduler.warmup_start", &c.scheduler.warmup_start, "warm-up starts at lr * this", between(0, 1));
   b.number("scheduler.step_size", &c.scheduler.step_size, "step: epochs between decays", at_least(1));
@@ -296,6 +324,10 @@ std::vector<Option> option_table(Config& c) {
   b.number("precision.initial_scale", &c.precision.initial_scale, "fp16 initial loss scale", above(0));
   b.number("precision.growth_interval", &c.precision.growth_interval, "fp16: steps between scale growths", at_least(1));
   b.flag("precision.channels_last", &c.precision.channels_last, "NHWC memory format for convolutions");
+  b.flag("precision.half_weights", &c.precision.half_weights,
+         "fp16/bf16: conv and linear weights stored in precision.dtype instead of float32 (no recast each forward; "
+         "the optimizer's state in that type too), BatchNorm's parameters and statistics in float32; fp16 keeps "
+         "gradients scaled and the fused step unscales them in float32");
 
   b.number("regularization.label_smoothing", &c.regularization.label_smoothing,
            "cross-entropy label smoothing", between(0, 0.99));

@@ -25,6 +25,12 @@ struct ModelConfig {
   int width = 64;                   // base channel count of resnet9/resnet18/fast_cifar
   int whiten_bias_epochs = 3;       // fast_cifar: epochs the whitening layer's bias trains (0 = all)
   double norm_bias_lr_scale = 64;   // fast_cifar: learning-rate multiplier of BatchNorm biases
+  double head_lr_scale = 1;         // fast_cifar: learning-rate multiplier of the linear head
+  double logit_divisor = 9;         // fast_cifar: logits = head output / this (airbench94: 9)
+  bool head_unit_std = false;       // fast_cifar: the head's initial weights rescaled to standard deviation 1
+  bool whiten_bias_uniform = false; // fast_cifar: whitening bias starts as a default conv's (else zero)
+  bool whiten_bias_decay = false;   // fast_cifar: whitening bias rate falls to 0 over whiten_bias_epochs
+  PoolNormGeluKernel pool_norm_gelu = PoolNormGeluKernel::automatic;
   ConvReluKernel conv_relu = ConvReluKernel::aten;
   std::vector<LayerSpec> layers;    // conv_stack only
   bool sync_batchnorm = false;      // BatchNorm statistics over every rank's images of the step
@@ -62,6 +68,9 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999;
   double eps = 1e-8;
   double alpha = 0.99;  // RMSprop smoothing
+  double muon_lr = 0.24;        // muon: the conv filters' learning rate (the rest train at lr with SGD)
+  double muon_momentum = 0.6;   // muon: the filters' momentum
+  int muon_ns_steps = 3;        // muon: Newton-Schulz iterations per update
   OptimizerImplementation implementation = OptimizerImplementation::automatic;
 };
 
@@ -80,6 +89,7 @@ struct PrecisionConfig {
   double initial_scale = 65536.0;  // fp16 dynamic loss scaling
   int growth_interval = 2000;
   bool channels_last = false;
+  bool half_weights = false;  // conv/linear weights stored in dtype (fp16/bf16); BatchNorm stays float32
 };
 
 struct RegularizationConfig {

@@ -1,7 +1,8 @@
 // GraphedStep: warm-up, capture and replay of one training step over static buffers (train.cuda_graphs),
-// and the one gradient buffer it writes into. Only the copies into the inputs run outside the recording.
+// and the gradient buffers it writes into (one per parameter type). Only the copies into the inputs run outside the recording.
 #include "device/graphed_step.h"
 
+#include <map>
 #include <utility>
 
 #include "comm/backend.h"
@@ -11,26 +12,43 @@
 namespace ft {
 
 GradientBuffer::GradientBuffer(const std::vector<at::Tensor>& parameters, const at::Device& device) {
-  std::int64_t total = 0;
+  std::map<at::ScalarType, std::int64_t> totals;
   for (const auto& p : parameters) {
-    FT_CHECK(p.scalar_type() == at::kFloat && p.device() == device, "train.cuda_graphs: a parameter of type ",
-             p.scalar_type(), " on ", p.device(), "; the gradient buffer is float32 on ", device);
-    total += p.numel();
+    const auto type = p.scalar_type();
+    FT_CHECK((type == at::kFloat || type == at::kHalf || type == at::kBFloat16) && p.device() == device,
+             "train.cuda_graphs: a parameter of type ", type, " on ", p.device(), "; the gradient buffers are "
+             "float32, float16 or bfloat16 on ", device);
+    totals[type] += p.numel();
   }
-  buffer_ = at::zeros({total}, at::TensorOptions().device(device).dtype(at::kFloat));
-  std::int64_t offset = 0;
+  std::map<at::ScalarType, std::int64_t> offsets;
+  for (const auto& [type, total] : totals) {
+    offsets[type] = 0;
+    buffers_[type] = at::zeros({total}, at::TensorOptions().device(device).dtype(type));
+  }
   for (auto p : parameters) {
-    const auto slot = buffer_.narrow(0, offset, p.numel());
+    const auto slot = buffers_[p.scalar_type()].narrow(0, offsets[p.scalar_type()], p.numel());
     p.mutable_grad() =
         p.is_non_overlapping_and_dense() ? slot.as_strided(p.sizes(), p.strides()) : slot.view(p.sizes());
-    offset += p.numel();
+    offsets[p.scalar_type()] += p.numel();
   }
 }
 
+void GradientBuffer::zero() const {
+  for (const auto& [type, buffer] : buffers_) buffer.zero_();
+}
+
+const at::Tensor& GradientBuffer::tensor(at::ScalarType type) const {
+  const auto it = buffers_.find(type);
+  FT_CHECK(it != buffers_.end(), "gradient buffer: no parameter of type ", type);
+  return it->second;
+}
+
 void GradientBuffer::allreduce(Backend& backend) const {
-  backend.wait_in_flight(kInFlight - 1);
-  backend.allreduce(buffer_.data_ptr(), static_cast<std::size_t>(buffer_.numel()), DType::kFloat32,
-                    buffer_.is_cuda() ? current_cuda_stream() : nullptr);
+  backend.wait_in_flight(buffers_.size() * (kInFlight - 1));
+  for (const auto& [type, buffer] : buffers_)
+    backend.allreduce(buffer.data_ptr(), static_cast<std::size_t>(buffer.numel()),
+                      type == at::kFloat ? DType::kFloat32 : type == at::kHalf ? DType::kFloat16 : DType::kBFloat16,
+                      buffer.is_cuda() ? current_cuda_stream() : nullptr);
 }
 
 GraphedStep::GraphedStep(Body body, RecordingFactory record) : body_(std::move(body)), record_(std::move(record)) {

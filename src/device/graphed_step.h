@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -21,26 +22,27 @@ struct StepBuffers {
   at::Tensor x, y, loss, correct;
 };
 
-// Every parameter's gradient a view into one zeroed float32 buffer on `device` (with the parameter's own
-// layout): backward accumulates into memory made outside any graph, and several ranks all-reduce it in one
-// call. Construction throws, naming it, for a parameter that is not float32 on `device`.
+// Every parameter's gradient a view into one zeroed buffer of its type on `device` (with the parameter's own
+// layout; float32, and float16 or bfloat16 for half weights): backward accumulates into memory made outside any
+// graph, and several ranks all-reduce each buffer in one call. Construction throws, naming it, for a parameter
+// of another type or device.
 class GradientBuffer {
  public:
   GradientBuffer() = default;
   GradientBuffer(const std::vector<at::Tensor>& parameters, const at::Device& device);
-  void zero() const { buffer_.zero_(); }
+  void zero() const;
   // How many of its all-reduces may be in flight at once: two keep the device fed while the host, which
   // enqueues them without waiting, stays close enough to hold them against the stall timeout.
   static constexpr std::size_t kInFlight = 2;
 
   // Sums the gradients over the ranks in place, on the current CUDA stream (where a replay runs), in one
-  // call of a backend that takes device memory (NCCL), left in flight; first waits (against the stall
-  // timeout) until fewer than kInFlight earlier ones are.
+  // call per buffer of a backend that takes device memory (NCCL), left in flight; first waits (against the
+  // stall timeout) until fewer than kInFlight earlier steps' are.
   void allreduce(Backend& backend) const;
-  const at::Tensor& tensor() const { return buffer_; }
+  const at::Tensor& tensor(at::ScalarType type = at::kFloat) const;
 
  private:
-  at::Tensor buffer_;
+  std::map<at::ScalarType, at::Tensor> buffers_;
 };
 
 class GraphedStep {

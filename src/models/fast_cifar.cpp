@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "models/conv_relu_block.h"
+#include "models/pool_norm_gelu.h"
 #include "models/sync_batch_norm.h"
 #include "runtime/error.h"
 
@@ -29,7 +30,6 @@ constexpr double kWhitenEps = 5e-4;  // added to each eigenvalue before the 1/sq
 // momentum = 1 - 0.6, the fraction taken from the batch, which is LibTorch's convention too.
 constexpr double kNormMomentum = 1.0 - 0.6;
 constexpr double kNormEps = 1e-12;
-constexpr double kFastCifarLogitScale = 1.0 / 9.0;
 // Patch values per chunk when accumulating the patch second moment (float64: 32 MiB).
 constexpr std::int64_t kChunkElements = std::int64_t{1} << 22;
 
@@ -52,11 +52,12 @@ SyncBatchNorm2d norm(std::int64_t channels) {
   return bn;
 }
 
-// conv3x3 -> maxpool 2x2 -> norm -> GELU -> conv3x3 -> norm -> GELU.
+// conv3x3 -> maxpool 2x2 -> norm -> GELU -> conv3x3 -> norm -> GELU; each pool -> norm -> GELU (and norm ->
+// GELU) as ATen's operations or the fused kernels (models/pool_norm_gelu), as `kernel` says.
 class ConvGroupImpl : public torch::nn::Cloneable<ConvGroupImpl> {
  public:
-  ConvGroupImpl(std::int64_t in_channels_, std::int64_t out_channels_)
-      : in_channels(in_channels_), out_channels(out_channels_) {
+  ConvGroupImpl(std::int64_t in_channels_, std::int64_t out_channels_, PoolNormGeluKernel kernel_)
+      : in_channels(in_channels_), out_channels(out_channels_), kernel(kernel_) {
     reset();
   }
 
@@ -70,11 +71,12 @@ class ConvGroupImpl : public torch::nn::Cloneable<ConvGroupImpl> {
   }
 
   at::Tensor forward(const at::Tensor& x) {
-    at::Tensor h = at::gelu(norm1->forward(at::max_pool2d(conv1->forward(x), 2)));
-    return at::gelu(norm2->forward(conv2->forward(h)));
+    const at::Tensor h = pool_norm_gelu(conv1->forward(x), *norm1, 2, kernel);
+    return pool_norm_gelu(conv2->forward(h), *norm2, 1, kernel);
   }
 
   std::int64_t in_channels, out_channels;
+  PoolNormGeluKernel kernel;
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
   SyncBatchNorm2d norm1{nullptr}, norm2{nullptr};
 };
@@ -83,9 +85,7 @@ TORCH_MODULE(ConvGroup);
 class FastCifar : public Network {
  public:
   FastCifar(const ModelConfig& config, const InputShape& input)
-      : channels_(input.channels),
-        whiten_bias_epochs_(config.whiten_bias_epochs),
-        norm_bias_lr_scale_(config.norm_bias_lr_scale) {
+      : channels_(input.channels), config_(config) {
     FT_REQUIRE(config.conv_relu == ConvReluKernel::aten,
                "model.conv_relu 'fused' needs a conv followed directly by ReLU; fast_cifar has batch norm and "
                "GELU instead, so use 'aten'");
@@ -98,22 +98,22 @@ class FastCifar : public Network {
     // patch filters and their negatives: GELU then passes both signs of each whitened component.
     whiten_ = register_module(
         "whiten", torch::nn::Conv2d(torch::nn::Conv2dOptions(channels_, 2 * patch, kWhitenKernel).bias(true)));
-    {
-      at::NoGradGuard no_grad;
-      whiten_->bias.zero_();
-    }
     whiten_->weight.requires_grad_(false);
-    group1_ = register_module("group1", ConvGroup(2 * patch, w));
-    group2_ = register_module("group2", ConvGroup(w, 4 * w));
-    group3_ = register_module("group3", ConvGroup(4 * w, 4 * w));
+    const PoolNormGeluKernel kernel = config.pool_norm_gelu;
+    group1_ = register_module("group1", ConvGroup(2 * patch, w, kernel));
+    group2_ = register_module("group2", ConvGroup(w, 4 * w, kernel));
+    group3_ = register_module("group3", ConvGroup(4 * w, 4 * w, kernel));
     fc_ = register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(4 * w, input.classes).bias(false)));
+    at::NoGradGuard no_grad;
+    if (!config.whiten_bias_uniform) whiten_->bias.zero_();  // else a default conv's uniform start (airbench94_muon)
+    if (config.head_unit_std) fc_->weight.div_(fc_->weight.std());
   }
 
   at::Tensor forward(const at::Tensor& x) override {
     at::Tensor h = at::gelu(whiten_->forward(x));
     h = group3_->forward(group2_->forward(group1_->forward(h)));
     // amax over H, W: adaptive max pool to 1x1 (airbench's MaxPool2d(3) on its 3x3 map)
-    return fc_->forward(h.amax({2, 3})) * kFastCifarLogitScale;
+    return fc_->forward(h.amax({2, 3})) / config_.logit_divisor;
   }
 
   // airbench's init_whitening_conv: with S the (uncentred) second moment of the flattened 2x2 patches and
@@ -150,7 +150,6 @@ class FastCifar : public Network {
         (eigenvectors.t() / at::sqrt(eigenvalues + kWhitenEps).unsqueeze(1))
             .reshape({dim, channels_, kWhitenKernel, kWhitenKernel});
     whiten_->weight.copy_(at::cat({filters, -filters}));
-    whiten_->bias.zero_();
   }
 
   std::map<std::string, ParameterRule> parameter_rules() const override {
@@ -160,16 +159,17 @@ class FastCifar : public Network {
       const std::string suffix = ".bias";
       const bool is_bias =
           name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-      if (is_bias && name.find(".norm") != std::string::npos) rules[name].lr_scale = norm_bias_lr_scale_;
+      if (is_bias && name.find(".norm") != std::string::npos) rules[name].lr_scale = config_.norm_bias_lr_scale;
     }
-    rules["whiten.bias"].train_epochs = whiten_bias_epochs_;
+    rules["whiten.bias"].train_epochs = config_.whiten_bias_epochs;
+    rules["whiten.bias"].own_decay = config_.whiten_bias_decay;
+    if (config_.head_lr_scale != 1.0) rules["fc.weight"].lr_scale = config_.head_lr_scale;
     return rules;
   }
 
  private:
   std::int64_t channels_;
-  int whiten_bias_epochs_;
-  double norm_bias_lr_scale_;
+  ModelConfig config_;
   torch::nn::Conv2d whiten_{nullptr};
   ConvGroup group1_{nullptr}, group2_{nullptr}, group3_{nullptr};
   torch::nn::Linear fc_{nullptr};

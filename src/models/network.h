@@ -20,10 +20,13 @@ struct InputShape {
 
 // How the optimizer treats one parameter of a model differently from the rest: `lr_scale` multiplies its
 // learning rate (and divides its weight decay, so the decay per step stays the same), and after
-// `train_epochs` epochs (0: never) its learning rate drops to zero, freezing it.
+// `train_epochs` epochs (0: never) its learning rate drops to zero, freezing it. With `own_decay` (and
+// train_epochs > 0) its rate does not follow the schedule: it falls linearly from lr_scale x the base rate at
+// the first step to zero at the end of its train_epochs.
 struct ParameterRule {
   double lr_scale = 1.0;
   int train_epochs = 0;
+  bool own_decay = false;
 };
 
 // A classifier: NCHW float input -> [N, classes] logits. Parameters with requires_grad false are

@@ -38,6 +38,7 @@ class SyncedNorm {
  public:
   virtual ~SyncedNorm() = default;
   void synchronize_with(std::shared_ptr<NormSync> sync) { sync_ = std::move(sync); }
+  bool synchronized() const { return sync_ != nullptr; }
 
  protected:
   std::shared_ptr<NormSync> sync_;

@@ -7,6 +7,7 @@
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
+#include "optim/muon.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -49,23 +50,56 @@ std::unique_ptr<FusedStep> FusedStep::make(torch::optim::Optimizer& optimizer, c
                  config.name, "'; use sgd, adam or adamw, or optimizer.implementation: per_tensor");
       break;
   }
+  // ATen's CPU kernels (torch 2.11) leave the vectorised part of a float16/bfloat16 parameter unchanged.
+  for (const auto& group : optimizer.param_groups())
+    for (const auto& p : group.params())
+      FT_REQUIRE(device.is_cuda() || (p.scalar_type() != at::kHalf && p.scalar_type() != at::kBFloat16),
+                 "the fused optimizer step takes float16 and bfloat16 parameters (precision.half_weights) on CUDA "
+                 "only: ATen's CPU kernels leave most of such a parameter unchanged; use optimizer.implementation "
+                 "per_tensor (or auto) on the CPU");
   return std::unique_ptr<FusedStep>(new FusedStep(optimizer, config.name));
 }
 
-void FusedStep::step(const at::Tensor& skip) {
-  const std::optional<at::Tensor> found_inf = skip.defined() ? std::optional<at::Tensor>(skip) : std::nullopt;
+FusedStep::FusedStep(torch::optim::Optimizer& optimizer, OptimizerName name) : optimizer_(optimizer), name_(name) {
+  if (name_ != OptimizerName::muon) return;
+  muon_ = dynamic_cast<const Muon*>(&optimizer);
+  FT_CHECK(muon_, "fused step: optimizer 'muon' but the optimizer is not ft::Muon");
+}
+
+void FusedStep::step(const at::Tensor& skip, const at::Tensor& grad_scale) {
+  const auto optional = [](const at::Tensor& t) { return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt; };
+  const std::optional<at::Tensor> found_inf = optional(skip), scale = optional(grad_scale);
   auto& groups = optimizer_.param_groups();
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const at::Tensor* rate = rates_.empty() ? nullptr : &rates_[g];
-    if (name_ == OptimizerName::sgd)
-      sgd_group(groups[g], rate, found_inf);
+    if (muon_ && muon_->orthogonal(g))
+      muon_group(groups[g], rate, skip, grad_scale);
+    else if (name_ == OptimizerName::sgd || name_ == OptimizerName::muon)
+      sgd_group(groups[g], rate, found_inf, scale);
     else
-      adam_group(groups[g], rate, found_inf);
+      adam_group(groups[g], rate, found_inf, scale);
   }
 }
 
+void FusedStep::muon_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate, const at::Tensor& skip,
+                           const at::Tensor& grad_scale) {
+  const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
+  std::vector<at::Tensor> params, grads, buffers;
+  for (const auto& p : group.params()) {
+    if (!p.grad().defined()) continue;
+    params.push_back(p), grads.push_back(p.grad()), buffers.push_back(momentum_buffer(optimizer_, p));
+  }
+  if (params.empty()) return;
+  MuonStep s;
+  s.lr = rate ? *rate : at::scalar_tensor(o.lr(), at::kDouble);
+  s.momentum = o.momentum(), s.nesterov = o.nesterov();
+  s.ns = newton_schulz_for(params.front(), muon_->ns_steps());
+  s.skip = skip, s.grad_scale = grad_scale;
+  muon_update(params, grads, buffers, s);
+}
+
 void FusedStep::sgd_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
-                          const std::optional<at::Tensor>& skip) {
+                          const std::optional<at::Tensor>& skip, const std::optional<at::Tensor>& grad_scale) {
   const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
   FT_CHECK(o.dampening() == 0, "fused SGD: dampening is not supported");
   std::vector<at::Tensor> params, grads, buffers;
@@ -73,16 +107,13 @@ void FusedStep::sgd_group(torch::optim::OptimizerParamGroup& group, const at::Te
     if (!p.grad().defined()) continue;
     params.push_back(p);
     grads.push_back(p.grad());
-    if (o.momentum() == 0) continue;
-    auto& state = param_state<torch::optim::SGDParamState>(optimizer_, p);
-    state.momentum_buffer(zeros_if_undefined(state.momentum_buffer(), p));
-    buffers.push_back(state.momentum_buffer());
+    if (o.momentum() != 0) buffers.push_back(momentum_buffer(optimizer_, p));
   }
   if (params.empty()) return;
   at::NoGradGuard no_grad;
   const auto run = [&](const auto& lr) {
     at::_fused_sgd_(params, grads, buffers, o.weight_decay(), o.momentum(), lr, o.dampening(), o.nesterov(),
-                    /*maximize=*/false, /*is_first_step=*/false, /*grad_scale=*/std::nullopt, skip);
+                    /*maximize=*/false, /*is_first_step=*/false, grad_scale, skip);
   };
   if (rate)
     run(*rate);
@@ -97,7 +128,7 @@ at::Tensor& FusedStep::step_count(const at::Tensor& param, std::int64_t stored) 
 }
 
 void FusedStep::adam_group(torch::optim::OptimizerParamGroup& group, const at::Tensor* rate,
-                           const std::optional<at::Tensor>& skip) {
+                           const std::optional<at::Tensor>& skip, const std::optional<at::Tensor>& grad_scale) {
   double lr, beta1, beta2, eps, decay;
   bool amsgrad;
   const bool decoupled = name_ == OptimizerName::adamw;
@@ -130,10 +161,10 @@ void FusedStep::adam_group(torch::optim::OptimizerParamGroup& group, const at::T
   const auto run = [&](const auto& step_lr) {
     if (decoupled)
       at::_fused_adamw_(params, grads, averages, squares, maxima, counts, step_lr, beta1, beta2, decay, eps,
-                        amsgrad, /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+                        amsgrad, /*maximize=*/false, grad_scale, skip);
     else
       at::_fused_adam_(params, grads, averages, squares, maxima, counts, step_lr, beta1, beta2, decay, eps, amsgrad,
-                       /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
+                       /*maximize=*/false, grad_scale, skip);
   };
   if (rate)
     run(*rate);
@@ -163,9 +194,9 @@ void FusedStep::load_rates() {
 }
 
 // `move` with every parameter's device count and LibTorch's stored step of it, which it may change either way
-// (Adam and AdamW count steps; SGD does not).
+// (Adam and AdamW count steps; SGD and Muon do not).
 void FusedStep::each_step_count(const std::function<void(at::Tensor&, std::int64_t&)>& move) {
-  if (name_ == OptimizerName::sgd) return;
+  if (name_ == OptimizerName::sgd || name_ == OptimizerName::muon) return;
   for (auto& group : optimizer_.param_groups())
     for (const auto& p : group.params()) {
       const auto it = steps_.find(p.unsafeGetTensorImpl());

@@ -7,8 +7,11 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
 
+#include "optim/muon.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -20,6 +23,7 @@ std::unique_ptr<torch::optim::OptimizerOptions> group_options(const OptimizerCon
                                                               double weight_decay) {
   switch (c.name) {
     case OptimizerName::sgd:
+    case OptimizerName::muon:
       FT_REQUIRE(!c.nesterov || c.momentum > 0, "optimizer.nesterov needs optimizer.momentum > 0");
       return std::make_unique<torch::optim::SGDOptions>(
           torch::optim::SGDOptions(lr).momentum(c.momentum).nesterov(c.nesterov).weight_decay(weight_decay));
@@ -47,7 +51,7 @@ std::unique_ptr<torch::optim::Optimizer> build(std::vector<torch::optim::Optimiz
 std::vector<ParameterGroup> group_parameters(const std::vector<std::pair<std::string, at::Tensor>>& named,
                                              const std::map<std::string, ParameterRule>& rules) {
   std::vector<ParameterGroup> groups(1);
-  std::map<std::pair<double, int>, std::size_t> index;  // (lr_scale, train_epochs) -> group
+  std::map<std::tuple<double, int, bool>, std::size_t> index;  // (lr_scale, train_epochs, own_decay) -> group
   std::size_t matched = 0;
   for (const auto& [name, tensor] : named) {
     if (!tensor.requires_grad()) continue;
@@ -57,7 +61,7 @@ std::vector<ParameterGroup> group_parameters(const std::vector<std::pair<std::st
       continue;
     }
     ++matched;
-    const auto key = std::make_pair(rule->second.lr_scale, rule->second.train_epochs);
+    const auto key = std::make_tuple(rule->second.lr_scale, rule->second.train_epochs, rule->second.own_decay);
     auto [it, added] = index.emplace(key, groups.size());
     if (added) groups.push_back({{}, rule->second});
     groups[it->second].parameters.push_back(tensor);
@@ -67,6 +71,46 @@ std::vector<ParameterGroup> group_parameters(const std::vector<std::pair<std::st
   if (groups[0].parameters.empty()) groups.erase(groups.begin());
   return groups;
 }
+
+std::vector<ParameterGroup> group_parameters(const std::vector<std::pair<std::string, at::Tensor>>& named,
+                                             const std::map<std::string, ParameterRule>& rules,
+                                             const OptimizerConfig& optimizer) {
+  std::vector<ParameterGroup> groups = group_parameters(named, rules);
+  if (optimizer.name != OptimizerName::muon) return groups;
+  std::vector<ParameterGroup> filters;
+  for (auto& group : groups) {
+    ParameterGroup moved{{}, group.rule, true};
+    moved.rule.lr_scale *= optimizer.muon_lr / optimizer.lr;
+    auto& kept = group.parameters;
+    const auto is_filter = [](const at::Tensor& p) { return p.dim() == 4; };
+    std::copy_if(kept.begin(), kept.end(), std::back_inserter(moved.parameters), is_filter);
+    kept.erase(std::remove_if(kept.begin(), kept.end(), is_filter), kept.end());
+    if (!moved.parameters.empty()) filters.push_back(std::move(moved));
+  }
+  groups.erase(std::remove_if(groups.begin(), groups.end(), [](const auto& g) { return g.parameters.empty(); }),
+               groups.end());
+  groups.insert(groups.end(), filters.begin(), filters.end());
+  return groups;
+}
+
+namespace {
+
+// Muon: LibTorch's SGD groups, the orthogonal ones with the filters' momentum and no weight decay.
+std::unique_ptr<torch::optim::Optimizer> build_muon(const OptimizerConfig& c, const std::vector<ParameterGroup>& groups,
+                                                    std::vector<torch::optim::OptimizerParamGroup> torch_groups) {
+  std::vector<bool> orthogonal;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    orthogonal.push_back(groups[i].orthogonal);
+    if (!groups[i].orthogonal) continue;
+    auto& o = static_cast<torch::optim::SGDOptions&>(torch_groups[i].options());
+    o.momentum(c.muon_momentum).weight_decay(0);
+  }
+  return std::make_unique<Muon>(torch_groups, torch::optim::SGDOptions(c.lr).momentum(c.momentum).nesterov(
+                                                  c.nesterov).weight_decay(c.weight_decay),
+                                orthogonal, c.muon_ns_steps);
+}
+
+}  // namespace
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerConfig& c,
                                                         const std::vector<ParameterGroup>& groups) {
@@ -78,6 +122,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerConfig& c
   const auto defaults = group_options(c, c.lr, c.weight_decay);
   using namespace torch::optim;
   switch (c.name) {
+    case OptimizerName::muon: return build_muon(c, groups, std::move(torch_groups));
     case OptimizerName::sgd: return build<SGD, SGDOptions>(std::move(torch_groups), *defaults);
     case OptimizerName::adam: return build<Adam, AdamOptions>(std::move(torch_groups), *defaults);
     case OptimizerName::adamw: return build<AdamW, AdamWOptions>(std::move(torch_groups), *defaults);
@@ -100,6 +145,18 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, const std::vector<Par
     const ParameterRule& rule = groups[i].rule;
     const bool frozen = rule.train_epochs > 0 && epoch > rule.train_epochs;
     torch_groups[i].options().set_lr(frozen ? 0.0 : lr * rule.lr_scale);
+  }
+}
+
+void set_learning_rate(torch::optim::Optimizer& optimizer, const std::vector<ParameterGroup>& groups,
+                       const LearningRateSchedule& schedule, std::int64_t step, int epoch) {
+  set_learning_rate(optimizer, groups, schedule.at(step), epoch);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const ParameterRule& rule = groups[i].rule;
+    if (!rule.own_decay || rule.train_epochs <= 0) continue;
+    const double span = static_cast<double>(rule.train_epochs) * static_cast<double>(schedule.steps_per_epoch());
+    const double left = std::max(0.0, 1.0 - static_cast<double>(step) / span);
+    optimizer.param_groups()[i].options().set_lr(schedule.base() * rule.lr_scale * left);
   }
 }
 

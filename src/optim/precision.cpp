@@ -3,6 +3,9 @@
 #include "optim/precision.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/nn/modules/batchnorm.h>
+
+#include <map>
 
 #include "runtime/error.h"
 
@@ -35,8 +38,8 @@ AutocastScope::~AutocastScope() {
   at::autocast::set_autocast_dtype(device_type_, previous_dtype_);
 }
 
-LossScaler::LossScaler(bool enabled, double initial_scale, int growth_interval, at::Device device)
-    : enabled_(enabled), growth_interval_(growth_interval) {
+LossScaler::LossScaler(bool enabled, double initial_scale, int growth_interval, at::Device device, bool keep_scaled)
+    : enabled_(enabled), keep_scaled_(keep_scaled), growth_interval_(growth_interval) {
   const auto options = at::TensorOptions().device(device);
   scale_ = at::full({1}, initial_scale, options.dtype(at::kFloat));
   growth_tracker_ = at::zeros({1}, options.dtype(at::kInt));
@@ -49,17 +52,19 @@ at::Tensor LossScaler::scale(const at::Tensor& loss) const {
 
 bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
   if (!enabled_) return true;
+  FT_CHECK(!keep_scaled_, "loss scaler: gradients kept scaled (fp16 weights) are unscaled by the fused step only");
   return unscale_on_device(parameters).item<float>() == 0.0f;
 }
 
 at::Tensor LossScaler::unscale_on_device(const std::vector<at::Tensor>& parameters) {
   if (!enabled_) return {};
-  std::vector<at::Tensor> grads;
+  // One call per gradient type (fp16 weights' and BatchNorm's float32 ones), as GradScaler groups them.
+  std::map<at::ScalarType, std::vector<at::Tensor>> grads;
   for (const auto& p : parameters)
-    if (p.grad().defined()) grads.push_back(p.grad());
+    if (p.grad().defined()) grads[p.grad().scalar_type()].push_back(p.grad());
   found_inf_.zero_();
-  if (!grads.empty())
-    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
+  const at::Tensor factor = keep_scaled_ ? at::ones_like(scale_) : scale_.reciprocal();
+  for (auto& [type, same] : grads) at::_amp_foreach_non_finite_check_and_unscale_(same, found_inf_, factor);
   return found_inf_;
 }
 
@@ -74,5 +79,18 @@ void LossScaler::restore(const at::Tensor& scale, const at::Tensor& growth) {
 }
 
 double LossScaler::current_scale() const { return scale_.item<double>(); }
+
+void use_half_weights(torch::nn::Module& module, at::ScalarType dtype) {
+  FT_REQUIRE(dtype == at::kHalf || dtype == at::kBFloat16, "precision.half_weights needs precision.dtype fp16 or "
+             "bf16, not ", dtype);
+  for (const auto& child : module.children()) {
+    if (child->as<torch::nn::BatchNorm2dImpl>() || child->as<torch::nn::BatchNorm1dImpl>()) continue;
+    use_half_weights(*child, dtype);
+  }
+  at::NoGradGuard no_grad;
+  for (auto& p : module.named_parameters(/*recurse=*/false)) p.value().set_data(p.value().to(dtype));
+  for (auto& b : module.named_buffers(/*recurse=*/false))
+    if (b.value().is_floating_point()) b.value().set_data(b.value().to(dtype));
+}
 
 }  // namespace ft

@@ -1,5 +1,6 @@
 // Schedule arithmetic. Warm-up is counted in steps (fractional epochs allowed); the decay phase of
-// cosine, one-cycle and linear spans the remaining steps so that the last step reaches min_lr.
+// cosine, one-cycle and linear spans the remaining steps so that the last step reaches min_lr; linear_decay
+// falls from the first step towards min_lr, which it would reach one step after the last.
 #include "optim/scheduler.h"
 
 #include <algorithm>
@@ -15,6 +16,10 @@ LearningRateSchedule::LearningRateSchedule(const SchedulerConfig& config, double
 
 double LearningRateSchedule::at(std::int64_t step) const {
   constexpr double kPi = 3.14159265358979323846;
+  if (c_.name == SchedulerName::linear_decay) {
+    const double left = 1.0 - static_cast<double>(std::min(step, total_)) / static_cast<double>(total_);
+    return c_.min_lr + (base_ - c_.min_lr) * left;
+  }
   if (c_.name == SchedulerName::onecycle || c_.name == SchedulerName::linear) {
     const auto rise = std::max<std::int64_t>(1, static_cast<std::int64_t>(c_.pct_start * total_));
     const double start = base_ * c_.warmup_start;

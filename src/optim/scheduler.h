@@ -1,5 +1,5 @@
 // Learning-rate schedules as pure functions of the optimizer step: linear warm-up followed by
-// constant, step decay, cosine annealing, or one-cycle.
+// constant, step decay, cosine annealing, one-cycle, rise-and-fall or a straight fall.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,8 @@ class LearningRateSchedule {
                        int epochs, std::int64_t total_steps = 0);
   // Learning rate for optimizer step `step` (0-based, counting optimizer steps, not micro-batches).
   double at(std::int64_t step) const;
+  double base() const { return base_; }
+  std::int64_t steps_per_epoch() const { return per_epoch_; }
 
  private:
   SchedulerConfig c_;

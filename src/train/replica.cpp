@@ -11,6 +11,7 @@
 #include "runtime/error.h"
 #include "runtime/world.h"
 #include "shard/shard_reader.h"
+#include "optim/precision.h"
 #include "optim/rank_streams.h"
 
 namespace ft {
@@ -77,6 +78,7 @@ std::shared_ptr<Network> build_replica(const Config& config, const DeviceDataset
   auto network = make_network(config.model, shape);
   network->to(device, param_dtype);
   fit_to_data(*network, config, train, param_dtype);
+  if (config.precision.half_weights) use_half_weights(*network, training_dtype(config.precision.dtype));
   // Every replica starts from rank 0's weights (below) but draws its own dropout masks from here on.
   seed_rank_streams(config.train.seed, world.rank());
   if (config.precision.channels_last) use_channels_last(*network);

@@ -31,7 +31,7 @@ void TrainingStep::run(const StepAt& at, const at::Tensor& indices, EpochSums& s
   aids_.before_step(at.global_step, p.world.rank(), p.backend, p.device);
   const StepSyncCheck no_host_sync = aids_.watch(p.device, at.global_step);
   lr_ = p.schedule->at(at.global_step);
-  set_learning_rate(*p.optimizer, p.groups, lr_, at.epoch);
+  set_learning_rate(*p.optimizer, p.groups, *p.schedule, at.global_step, at.epoch);
   compute(at, indices, sums);
   p.clock->begin();
   if (p.lookahead) p.lookahead->after_step(at.global_step + 1);
@@ -134,7 +134,7 @@ void TrainingStep::optimizer_step() {
   auto& p = parts_;
   if (p.fused) {
     const at::Tensor skip = p.scaler->unscale_on_device(p.parameters);
-    p.fused->step(skip);
+    p.fused->step(skip, p.scaler->grad_scale());
     if (skip.defined()) skipped_.add_(skip);
   } else if (p.scaler->unscale(p.parameters)) {
     p.optimizer->step();

@@ -206,11 +206,11 @@ void Trainer::make_step() {
   p.train = s.splits.train.get();
   p.train_params = &s.train_params;
   p.dtype = s.dtype, p.param_dtype = s.param_dtype, p.amp_dtype = s.amp_dtype;
-  p.groups = group_parameters(all_named, network_->parameter_rules());
+  p.groups = group_parameters(all_named, network_->parameter_rules(), config_.optimizer);
   p.optimizer = make_optimizer(config_.optimizer, p.groups);
   const auto& precision = config_.precision;
   p.scaler = std::make_unique<LossScaler>(s.dtype == at::kHalf, precision.initial_scale, precision.growth_interval,
-                                          device_);
+                                          device_, precision.half_weights);
   p.fused = FusedStep::make(*p.optimizer, config_.optimizer, device_);
   s.step = make_training_step(p, named, out_.summary, options_.record_graphs);
   s.replica = s.norm_sync->replica_tensors(p.parameters);

@@ -369,6 +369,23 @@ case_cuda_graphs_schedule() {
   pass
 }
 
+# Muon with fp16 weights in the fast net (its fused pool+norm+GELU kernels on by default), eager and replayed from
+# a graph: the filters' Newton-Schulz iteration, the fp16 gradients kept scaled and the fused kernels inside the
+# capture. The two within 2% in first-epoch train loss and 0.03 in final accuracy, which is at least twice chance.
+# Rates for batch 128 as configs/fast/cifar10_muon.yaml derives its own for 2000 (0.053 x 128, 0.004 / that).
+case_muon_half_weights() {
+  gpu_training 1 nccl
+  graphed_pair muon_half 1 fp16 "precision: {dtype: fp16, channels_last: true, half_weights: true}" \
+    "model: {name: fast_cifar, width: 16, logit_divisor: 64, head_unit_std: true, whiten_bias_uniform: true}" \
+    "optimizer: {name: muon, lr: 6.784, momentum: 0.85, nesterov: true, weight_decay: 5.896e-4, muon_lr: 0.24}" \
+    "scheduler: {name: linear_decay}" "regularization: {label_smoothing: 0.2}"
+  within "first-epoch train loss, graphed Muon fp16 weights against eager (relative)" 1 "$(epoch_loss_ratio 1)" 0.02
+  within "final test accuracy, graphed against eager" "$(results_value "$EAGER" /summary/final_test_acc)" \
+    "$(results_value "$GRAPHED" /summary/final_test_acc)" 0.03
+  expect_accuracy "$GRAPHED" "$MIN_ACC_2_EPOCHS"
+  pass
+}
+
 # Two GPUs over NCCL: the flat gradient all-reduced after each replay.
 case_cuda_graphs_nccl() {
   gpu_training 2 nccl

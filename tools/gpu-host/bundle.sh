@@ -10,10 +10,13 @@
 #   DEBS=DIR|none  the .deb files to carry [fetched once with fetch-debs.sh into OUT_DIR/debs]; none: no debs
 #   LIMIT_MIB=N    the most OUT_DIR may hold [44: a device call carries 64 MiB, 20 stay free for the CIFAR-10
 #                  JPEG archive of the speed set]
+#   AIRBENCH_REPO=DIR  a checkout (or git directory) of github.com/KellerJordan/cifar10-airbench: its
+#                  airbench94_muon.py is carried as OUT_DIR/airbench/airbench94_muon.py, for the speed set to run
+#                  unchanged beside the Muon recipe (never committed here) [unset: the speed set runs without it]
 #   XZ_LEVEL=N     xz's preset for bundle.tar.xz [6: 3.8 MiB in 13 s on 2 cores, against 6.1 MiB in 2 s at 1; a
 #                  device call carries the checkout, the .deb files and the CIFAR-10 archive too, near 64 MiB]
 # OUT_DIR then holds bundle.tar.xz (stripped binaries and ctest files), bundle.info, debs/ and airbench/
-# (the airbench package's source, found through FUSETRAIN_PYTHON [python3]). The checkout itself (tests,
+# (the airbench package's source, found through FUSETRAIN_PYTHON [python3], and airbench94_muon.py). The checkout itself (tests,
 # tools, configs) travels with every device call; the bundle holds only what is built. A bundle in OUT_DIR
 # made from the same files of the same build by the same bundle.sh is kept, not made again.
 set -euo pipefail
@@ -136,12 +139,30 @@ carry_airbench() {
   cp "$package"/*.py "$out/airbench/airbench/"
 }
 
+# The public airbench94_muon.py, from AIRBENCH_REPO's files or its git history (HEAD).
+carry_airbench_muon() {
+  local repo=${AIRBENCH_REPO:-} target=$out/airbench/airbench94_muon.py
+  if [ -z "$repo" ]; then
+    echo "bundle.sh: AIRBENCH_REPO is not set: the speed set will run without airbench94_muon" >&2
+    return 0
+  fi
+  mkdir -p "$out/airbench"
+  if [ -f "$repo/airbench94_muon.py" ]; then
+    cp "$repo/airbench94_muon.py" "$target.partial"
+  else
+    git -C "$repo" show HEAD:airbench94_muon.py > "$target.partial" 2> /dev/null ||
+      die "AIRBENCH_REPO=$repo holds no airbench94_muon.py (a checkout or git directory of KellerJordan/cifar10-airbench)"
+  fi
+  mv "$target.partial" "$target"
+}
+
 ensure_cuda_build
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 pack
 carry_debs
 carry_airbench
+carry_airbench_muon
 bytes=$(du -sb "$out" | cut -f1)
 echo "bundle.sh: $out holds $((bytes / 1048576)) MiB: bundle.tar.xz $(($(stat -c %s "$out/bundle.tar.xz") / 1048576)) MiB" \
   "($(tar -tJf "$out/bundle.tar.xz" | grep -vc '/$') files from $build), $(find "$out/debs" -name '*.deb' 2> /dev/null | wc -l) .deb files"

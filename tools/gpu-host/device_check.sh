@@ -49,7 +49,7 @@ TIER1_CASES="gpu.cuda_graphs gpu.cuda_graphs_schedule gpu.no_host_sync gpu.stop_
 gpu.train_bf16 gpu.train_fp16"
 TIER1_ROWS="step_eager step_graphs fast_eager_s0 fast_graphs_s0 airbench94_s0"
 TIER2_ROWS="resnet_pytorch_eager fast_seeds airbench94_seeds fast_pytorch profile_eager profile_graphs
-resnet_pytorch_compiled fast_pytorch_compiled"
+resnet_pytorch_compiled fast_pytorch_compiled fast_muon_s0 fast_muon_graphs_s0 airbench94_muon_s0"
 # The cases that need several GPUs, run by the hosts tier with each rank an NCCL host of its own on GPU 0.
 NCCL_HOSTS_CASES="gpu.nccl_equivalence gpu.sync_powersgd_nccl gpu.cuda_graphs_nccl gpu.no_host_sync_nccl
 gpu.nccl_replicas gpu.nccl_rank_killed gpu.nccl_rank_held gpu.nccl_resize"
@@ -188,7 +188,7 @@ row_limit() {
     fast_vs_airbench) echo 480 ;;
     step_*) echo 90 ;;
     fast_*_s0|airbench94_s0) echo 120 ;;
-    resnet_pytorch_compiled) echo 240 ;;
+    resnet_pytorch_compiled|airbench94_muon_s0) echo 240 ;;
     *) echo 180 ;;
   esac
 }
@@ -200,14 +200,15 @@ bench_step() {
 row_step_eager() { bench_step; }
 row_step_graphs() { bench_step --cuda-graphs; }
 
-# fast_run LABEL SEED [--set k=v...]: the fast recipe once; its accuracy and training seconds as a figure.
+# fast_run LABEL SEED [--set k=v...]: the fast recipe (FAST_CONFIG [configs/fast/cifar10.yaml]) once; its accuracy
+# and training seconds as a figure.
 fast_run() {
-  local label=$1 seed=$2 name
+  local label=$1 seed=$2 name config=${FAST_CONFIG:-$root/configs/fast/cifar10.yaml}
   shift 2
   ensure_fast_data || return 1
   name=$label-s$seed
   rm -f "$fast/runs/$name.h5"
-  "$(build_dir)/bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" --set "data.path=$fast/data" \
+  "$(build_dir)/bin/fusetrain" train --config "$config" --set "data.path=$fast/data" \
     --set "output.dir=$fast/runs" --set "output.name=$name" --set "train.seed=$seed" "$@" || return 1
   "$(build_dir)/bin/fusetrain" report --csv "$fast/runs/$name.h5" |
     awk -F, -v n="$name" 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
@@ -233,6 +234,19 @@ airbench94() {
     --work "$fast/airbench94" "${args[@]}" | figures '^airbench94'
 }
 row_airbench94_s0() { airbench94 0 1; }
+# The Muon recipe (configs/fast/cifar10_muon.yaml) eager and graphed, and the public airbench94_muon.py (carried in
+# the bundle, AIRBENCH_REPO) unchanged on the same shards, compiled as it compiles itself.
+row_fast_muon_s0() { FAST_CONFIG=$root/configs/fast/cifar10_muon.yaml fast_run fast-muon 0; }
+row_fast_muon_graphs_s0() {
+  FAST_CONFIG=$root/configs/fast/cifar10_muon.yaml fast_run fast-muon-graphs 0 --set train.cuda_graphs=true
+}
+row_airbench94_muon_s0() {
+  ensure_fast_data || return 1
+  [ -f "$BUNDLE/airbench/airbench94_muon.py" ] ||
+    { echo "no airbench94_muon.py in the bundle (bundle.sh carries it from AIRBENCH_REPO)"; return 1; }
+  "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/airbench94_muon.py" --data "$fast/data" --seed 0 --seeds 1 \
+    --script "$BUNDLE/airbench/airbench94_muon.py" --work "$fast/airbench94_muon" | figures '^airbench94_muon'
+}
 row_airbench94_seeds() { airbench94 1 $((${SEEDS:-3} - 1)); }
 # The PyTorch port eager (its seeds) and compiled (seed 0): on an H200 (2026-11-27) the compiled port learned
 # nothing (10%) while the eager one reached airbench94's accuracy, so the compiled row is its own.

@@ -163,6 +163,17 @@ TEST(ConfigLoader, LayerErrorsNameTheLayer) {
   EXPECT_NE(msg.find("unknown layer key 'channels'"), std::string::npos) << msg;
 }
 
+// validate_for_device's refusal of a config that `change` makes of `base` (on a host with or without CUDA), or "".
+std::string refusal_of(Config base, const std::function<void(Config&)>& change, bool cuda) {
+  change(base);
+  try {
+    validate_for_device(base, cuda);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(ConfigValidation, ContradictionsAreErrors) {
   Config c;
   c.data.path = "x";
@@ -187,17 +198,11 @@ TEST(ConfigValidation, ContradictionsAreErrors) {
 
 // train.cuda_graphs on what a graph cannot replay is refused before a run starts, naming what to change.
 TEST(ConfigValidation, CudaGraphsNeedAReplayableStep) {
-  const auto refusal = [](const std::function<void(Config&)>& change, bool cuda) -> std::string {
-    Config c;
-    c.data.path = "x";
-    c.train.cuda_graphs = true;
-    change(c);
-    try {
-      validate_for_device(c, cuda);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
+  Config graphed;
+  graphed.data.path = "x";
+  graphed.train.cuda_graphs = true;
+  const auto refusal = [&](const std::function<void(Config&)>& change, bool cuda) {
+    return refusal_of(graphed, change, cuda);
   };
   EXPECT_EQ(refusal([](Config&) {}, true), "");
   EXPECT_EQ(refusal([](Config& c) { c.precision.dtype = Precision::bf16; }, true), "");
@@ -220,17 +225,9 @@ TEST(ConfigValidation, CudaGraphsNeedAReplayableStep) {
 
 // model.sync_batchnorm and compression powersgd name the combinations they cannot work in.
 TEST(ConfigValidation, SyncBatchNormAndPowerSgdRefuseWhatCannotWork) {
-  const auto refusal = [](const std::function<void(Config&)>& change) -> std::string {
-    Config c;
-    c.data.path = "x";
-    change(c);
-    try {
-      validate_for_device(c, true);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  };
+  Config plain;
+  plain.data.path = "x";
+  const auto refusal = [&](const std::function<void(Config&)>& change) { return refusal_of(plain, change, true); };
   const auto sync = [](Config& c) {
     c.model.name = ModelName::resnet18;
     c.model.sync_batchnorm = true;
@@ -269,6 +266,81 @@ TEST(ConfigValidation, SyncBatchNormAndPowerSgdRefuseWhatCannotWork) {
   for (std::size_t i = 0; i < std::size(refused); ++i) {
     const std::string message = refusal(refused[i].first);
     EXPECT_NE(message.find(refused[i].second), std::string::npos) << i << ": " << message;
+  }
+}
+
+// precision.half_weights needs a half type, and with fp16 the fused step; the Muon recipe's keys parse.
+TEST(ConfigValidation, HalfWeightsNeedAHalfTypeAndWithFp16TheFusedStep) {
+  Config half;
+  half.data.path = "x";
+  half.precision.half_weights = true;
+  half.precision.dtype = Precision::fp16;
+  const auto refusal = [&](const std::function<void(Config&)>& change, bool cuda = true) {
+    return refusal_of(half, change, cuda);
+  };
+  EXPECT_EQ(refusal([](Config&) {}), "");
+  EXPECT_EQ(refusal([](Config& c) { c.precision.dtype = Precision::bf16; }), "");
+  EXPECT_EQ(refusal([](Config& c) { c.optimizer.name = OptimizerName::muon; }), "");
+  EXPECT_EQ(refusal([](Config& c) {
+              c.precision.dtype = Precision::bf16;
+              c.optimizer.implementation = OptimizerImplementation::per_tensor;
+            }),
+            "");
+  const std::pair<std::function<void(Config&)>, std::string> refused[] = {
+      {[](Config& c) { c.precision.dtype = Precision::fp32; }, "precision.dtype fp16 or bf16"},
+      {[](Config& c) { c.precision.dtype = Precision::fp64; }, "precision.dtype fp16 or bf16"},
+      {[](Config& c) { c.optimizer.implementation = OptimizerImplementation::per_tensor; }, "fused optimizer step"},
+      {[](Config& c) { c.optimizer.name = OptimizerName::rmsprop; }, "fused optimizer step"},
+      {[](Config& c) {
+         c.precision.dtype = Precision::bf16, c.distributed.reproducible = true;
+         c.data.shuffle = Shuffle::global, c.train.threads = 1;
+       },
+       "distributed.reproducible false"},
+  };
+  for (std::size_t i = 0; i < std::size(refused); ++i) {
+    const std::string message = refusal(refused[i].first);
+    EXPECT_NE(message.find(refused[i].second), std::string::npos) << i << ": " << message;
+    EXPECT_NE(message.find("precision.half_weights"), std::string::npos) << i << ": " << message;
+  }
+  const auto bf16_cpu = [](OptimizerImplementation implementation) {
+    return [implementation](Config& c) {
+      c.precision.dtype = Precision::bf16, c.train.device = DeviceChoice::cpu;
+      c.optimizer.implementation = implementation;
+    };
+  };
+  EXPECT_EQ(refusal(bf16_cpu(OptimizerImplementation::automatic), false), "");
+  EXPECT_NE(refusal(bf16_cpu(OptimizerImplementation::fused), false).find("ATen's fused CPU kernels"),
+            std::string::npos);
+  const Config muon = parse_config(
+      "model: {name: fast_cifar, pool_norm_gelu: aten, logit_divisor: 256}\n"
+      "optimizer: {name: muon, muon_lr: 0.3, muon_momentum: 0.5, muon_ns_steps: 5}\n"
+      "scheduler: {name: linear_decay}\nprecision: {dtype: fp16, half_weights: true}\n",
+      "muon.yaml");
+  EXPECT_EQ(muon.optimizer.name, OptimizerName::muon);
+  EXPECT_DOUBLE_EQ(muon.optimizer.muon_lr, 0.3);
+  EXPECT_DOUBLE_EQ(muon.optimizer.muon_momentum, 0.5);
+  EXPECT_EQ(muon.optimizer.muon_ns_steps, 5);
+  EXPECT_EQ(muon.scheduler.name, SchedulerName::linear_decay);
+  EXPECT_EQ(muon.model.pool_norm_gelu, PoolNormGeluKernel::aten);
+  EXPECT_DOUBLE_EQ(muon.model.logit_divisor, 256);
+  EXPECT_TRUE(muon.precision.half_weights);
+  EXPECT_NE(error_of("optimizer: {muon_ns_steps: 0}\n").find("optimizer.muon_ns_steps"), std::string::npos);
+}
+
+// The new keys' ranges at their edges: refused just outside, taken at the edge and just inside.
+TEST(ConfigLoader, MuonAndFastNetKeysHoldTheirRanges) {
+  const std::pair<std::string, bool> cases[] = {
+      {"optimizer: {muon_ns_steps: 0}", false},    {"optimizer: {muon_ns_steps: 1}", true},
+      {"optimizer: {muon_ns_steps: 20}", true},    {"optimizer: {muon_ns_steps: 21}", false},
+      {"optimizer: {muon_lr: 0}", false},          {"optimizer: {muon_lr: 0.001}", true},
+      {"optimizer: {muon_momentum: 0}", true},     {"optimizer: {muon_momentum: 1}", false},
+      {"model: {head_lr_scale: 0}", false},        {"model: {head_lr_scale: 0.5}", true},
+      {"model: {logit_divisor: 0}", false},        {"model: {logit_divisor: 0.5}", true},
+      {"optimizer: {nesterov: true, momentum: 0.9}", true},
+  };
+  for (const auto& [yaml, taken] : cases) {
+    const std::string error = error_of(yaml + "\n");
+    EXPECT_EQ(error.empty(), taken) << yaml << ": " << error;
   }
 }
 

@@ -4,6 +4,7 @@
 // whose all-reduces stay within their bound in flight.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,34 @@ TEST(GradientsInOneBuffer, AllReducesStayWithinTheirBoundInFlight) {
   gradients.allreduce(backend);
   const std::string wait = "wait until " + std::to_string(GradientBuffer::kInFlight - 1);
   EXPECT_EQ(backend.log, (std::vector<std::string>{wait, "all-reduce 11", wait, "all-reduce 11"}));
+}
+
+// Half weights: the float16 (or bfloat16) parameters' gradients in a buffer of their own type, the float32
+// ones' in another; each is all-reduced in one call, and the wait keeps kInFlight steps' worth in flight.
+TEST(GradientsInOneBuffer, HalfWeightsGetABufferOfTheirType) {
+  for (at::ScalarType half : {at::kHalf, at::kBFloat16}) {
+    const std::vector<at::Tensor> parameters = {at::zeros({4, 2}, half).requires_grad_(true),
+                                                at::zeros({3}).requires_grad_(true), at::zeros({5}, half).requires_grad_(true)};
+    const GradientBuffer gradients(parameters, at::kCPU);
+    EXPECT_EQ(gradients.tensor(half).numel(), 13);
+    EXPECT_EQ(gradients.tensor(at::kFloat).numel(), 3);
+    EXPECT_TRUE(parameters[0].grad().is_alias_of(gradients.tensor(half)));
+    EXPECT_TRUE(parameters[2].grad().is_alias_of(gradients.tensor(half)));
+    EXPECT_TRUE(parameters[1].grad().is_alias_of(gradients.tensor(at::kFloat)));
+    EXPECT_EQ(parameters[0].grad().scalar_type(), half);
+    (parameters[0].sum() + parameters[1].sum() * 2 + parameters[2].sum() * 3).backward();
+    EXPECT_TRUE(at::equal(gradients.tensor(half).narrow(0, 8, 5), at::full({5}, 3.0, half)));
+    gradients.zero();
+    EXPECT_EQ(gradients.tensor(at::kFloat).abs().sum().item<float>(), 0.0f);
+    LoggingBackend backend;
+    gradients.allreduce(backend);
+    const std::string wait = "wait until " + std::to_string(2 * (GradientBuffer::kInFlight - 1));
+    ASSERT_EQ(backend.log.size(), 3u);
+    EXPECT_EQ(backend.log[0], wait);
+    std::vector<std::string> reduces(backend.log.begin() + 1, backend.log.end());
+    std::sort(reduces.begin(), reduces.end());
+    EXPECT_EQ(reduces, (std::vector<std::string>{"all-reduce 13", "all-reduce 3"})) << half;
+  }
 }
 
 TEST(GradientsInOneBuffer, RefusesAParameterOfAnotherType) {

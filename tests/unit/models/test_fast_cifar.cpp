@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/modules/batchnorm.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -255,6 +256,60 @@ TEST(FastCifarModel, RejectsFusedConvRelu) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("model.conv_relu"), std::string::npos) << e.what();
   }
+}
+
+ModelConfig fast_config(int width) {
+  ModelConfig config;
+  config.name = ModelName::fast_cifar;
+  config.width = width;
+  return config;
+}
+
+// airbench94_muon's head and whitening start: logits over the head's width instead of 9, the head's weights at
+// standard deviation 1, the whitening bias as a default conv's (uniform in +-1/sqrt(12)), kept by the fit.
+TEST(FastCifarModel, MuonVariantsOfTheHeadAndTheWhiteningStart) {
+  ModelConfig config = fast_config(8);
+  at::manual_seed(5);
+  auto plain = make_network(config, {});
+  config.logit_divisor = 32;
+  config.head_unit_std = true;
+  config.whiten_bias_uniform = true;
+  at::manual_seed(5);
+  auto muon = make_network(config, {});
+  const auto pp = plain->named_parameters(), mp = muon->named_parameters();
+  EXPECT_NEAR(mp["fc.weight"].std().item<double>(), 1.0, 1e-6);
+  EXPECT_TRUE(at::allclose(mp["fc.weight"], pp["fc.weight"] / pp["fc.weight"].std()));
+  const at::Tensor bias = mp["whiten.bias"].clone();
+  EXPECT_GT(bias.abs().min().item<double>(), 0.0);
+  EXPECT_LE(bias.abs().max().item<double>(), 1.0 / std::sqrt(12.0));
+  EXPECT_TRUE(at::equal(pp["whiten.bias"], at::zeros_like(bias)));
+  const at::Tensor images = at::randn({8, 3, 32, 32});
+  plain->initialize_from_data(images), muon->initialize_from_data(images);
+  EXPECT_TRUE(at::equal(mp["whiten.bias"], bias)) << "the fit replaced the bias";
+  EXPECT_TRUE(at::equal(pp["whiten.bias"], at::zeros_like(bias)));
+  // The same network but for the head's start and the divisor: logits scale by 9 / 32 and std(fc) ratio.
+  {
+    at::NoGradGuard no_grad;
+    mp["fc.weight"].copy_(pp["fc.weight"]), mp["whiten.bias"].copy_(pp["whiten.bias"]);
+  }
+  plain->eval(), muon->eval();
+  const at::Tensor x = at::randn({2, 3, 32, 32});
+  EXPECT_TRUE(at::allclose(muon->forward(x), plain->forward(x) * (9.0 / 32.0), 1e-5, 1e-7));
+}
+
+TEST(FastCifarModel, HeadRateAndTheWhiteningBiasOwnDecayAreRules) {
+  ModelConfig config = fast_config(8);
+  config.head_lr_scale = 12.5;
+  config.whiten_bias_decay = true;
+  const auto rules = make_network(config, {})->parameter_rules();
+  ASSERT_EQ(rules.count("fc.weight"), 1u);
+  EXPECT_DOUBLE_EQ(rules.at("fc.weight").lr_scale, 12.5);
+  EXPECT_FALSE(rules.at("fc.weight").own_decay);
+  EXPECT_TRUE(rules.at("whiten.bias").own_decay);
+  EXPECT_EQ(rules.at("whiten.bias").train_epochs, 3);
+  const auto plain = make_network(fast_config(8), {})->parameter_rules();
+  EXPECT_EQ(plain.count("fc.weight"), 0u);
+  EXPECT_FALSE(plain.at("whiten.bias").own_decay);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Optimizer state across a checkpoint written by the fused step and resumed by LibTorch's optimizer, and back:
-// the run goes on as LibTorch's optimizer stepping the same gradients from the start, with no checkpoint.
+// Optimizer state across a checkpoint written by the fused step and resumed by LibTorch's optimizer (Muon's own
+// per-tensor step for muon), and back: the run goes on as that optimizer stepping the same gradients from the
+// start, with no checkpoint.
 #include <gtest/gtest.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
@@ -38,9 +39,9 @@ Config config_of(OptimizerName name) {
   linear.type = LayerType::linear;
   c.model.layers = {conv, linear};
   c.optimizer.name = name;
-  c.optimizer.lr = name == OptimizerName::sgd ? 0.05 : 0.01;
+  c.optimizer.lr = name == OptimizerName::sgd || name == OptimizerName::muon ? 0.05 : 0.01;
   c.optimizer.momentum = 0.9;
-  c.optimizer.nesterov = name == OptimizerName::sgd;
+  c.optimizer.nesterov = name == OptimizerName::sgd || name == OptimizerName::muon;
   c.optimizer.weight_decay = 0.01;
   return c;
 }
@@ -52,7 +53,9 @@ Replica replica(const Config& c, bool fused, std::uint64_t init_seed) {
   Replica r;
   r.net = make_network(c.model, InputShape{1, 8, 8, 3});
   r.net->to(at::kDouble);
-  r.optimizer = make_optimizer(c.optimizer, r.net->parameters());
+  std::vector<std::pair<std::string, at::Tensor>> named;
+  for (const auto& item : r.net->named_parameters()) named.emplace_back(item.key(), item.value());
+  r.optimizer = make_optimizer(c.optimizer, group_parameters(named, {}, c.optimizer));  // muon: filters apart
   OptimizerConfig o = c.optimizer;
   o.implementation = fused ? OptimizerImplementation::fused : OptimizerImplementation::per_tensor;
   r.fused = FusedStep::make(*r.optimizer, o, at::kCPU);
@@ -127,7 +130,8 @@ TEST_P(FusedResume, FusedStepsResumedFused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, FusedResume,
-                         ::testing::Values(OptimizerName::sgd, OptimizerName::adam, OptimizerName::adamw),
+                         ::testing::Values(OptimizerName::sgd, OptimizerName::adam, OptimizerName::adamw,
+                                           OptimizerName::muon),
                          [](const auto& info) { return std::string(choice_name(info.param)); });
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "optim/precision.h"
+#include "runtime/error.h"
 
 namespace ft {
 namespace {
@@ -91,6 +92,38 @@ TEST(LossScaler, RestoresCheckpointedState) {
   EXPECT_EQ(scaler.current_scale(), 512.0);
   clean_step(scaler);  // the third clean step counted from the restored tracker
   EXPECT_EQ(scaler.current_scale(), 1024.0);
+}
+
+// Kept scaled (fp16 weights): the check alone, the gradients untouched, the scale handed to the fused step.
+TEST(LossScaler, KeptScaledGradientsAreCheckedButNotDivided) {
+  LossScaler scaler(true, 1024.0, 3, at::kCPU, /*keep_scaled=*/true);
+  auto clean = parameter_with_grad({512.0f, -2048.0f});
+  const at::Tensor skip = scaler.unscale_on_device(clean);
+  EXPECT_EQ(skip.item<float>(), 0.0f);
+  EXPECT_TRUE(at::equal(clean[0].grad(), at::tensor({512.0f, -2048.0f})));
+  ASSERT_TRUE(scaler.grad_scale().defined());
+  EXPECT_EQ(scaler.grad_scale().item<float>(), 1024.0f);
+  auto overflow = parameter_with_grad({1.0f, std::numeric_limits<float>::infinity()});
+  EXPECT_EQ(scaler.unscale_on_device(overflow).item<float>(), 1.0f);
+  scaler.update();
+  EXPECT_EQ(scaler.grad_scale().item<float>(), 512.0f);
+  EXPECT_THROW(scaler.unscale(clean), Error);  // a host-side unscale would divide fp16 gradients in place
+  LossScaler unscaling(true, 1024.0, 3, at::kCPU);
+  EXPECT_FALSE(unscaling.grad_scale().defined());
+  EXPECT_FALSE(LossScaler(false, 1024.0, 3, at::kCPU, true).grad_scale().defined());
+}
+
+// float16 gradients (of fp16 weights) mixed with float32 ones (BatchNorm's): one check over both.
+TEST(LossScaler, KeptScaledChecksHalfAndFloatGradientsTogether) {
+  LossScaler scaler(true, 1024.0, 3, at::kCPU, true);
+  auto half = at::zeros({3}, at::kHalf).requires_grad_();
+  half.mutable_grad() = at::tensor({1.0f, 2.0f, 3.0f}).to(at::kHalf);
+  auto single = at::zeros({2}).requires_grad_();
+  single.mutable_grad() = at::tensor({4.0f, 5.0f});
+  EXPECT_EQ(scaler.unscale_on_device({half, single}).item<float>(), 0.0f);
+  EXPECT_TRUE(at::equal(half.grad(), at::tensor({1.0f, 2.0f, 3.0f}).to(at::kHalf)));
+  half.mutable_grad()[1] = INFINITY;
+  EXPECT_EQ(scaler.unscale_on_device({half, single}).item<float>(), 1.0f);
 }
 
 }  // namespace

@@ -73,5 +73,40 @@ TEST(OptimizerGroups, ARuleForAMissingOrFrozenParameterIsAnError) {
   EXPECT_EQ(group_parameters(n.list, {}).size(), 1u);
 }
 
+// A rule with own_decay ignores the schedule: its rate falls from lr_scale x the base rate at step 0 to zero at
+// the end of its train_epochs (3 epochs of 10 steps: step 15 is half-way), the others follow the schedule.
+TEST(OptimizerGroups, OwnDecayFallsToZeroOverItsTrainEpochs) {
+  Named n;
+  const auto w = n.add("conv.weight");
+  const auto early = n.add("whiten.bias");
+  const auto groups = group_parameters(n.list, {{"whiten.bias", {2.0, 3, true}}});
+  ASSERT_EQ(groups.size(), 2u);
+  OptimizerConfig c;
+  c.lr = 0.5;
+  auto optimizer = make_optimizer(c, groups);
+  SchedulerConfig s;
+  s.name = SchedulerName::linear_decay;
+  const LearningRateSchedule schedule(s, 0.5, 10, 8);
+  const auto lr_of = [&](std::size_t g) { return optimizer->param_groups()[g].options().get_lr(); };
+  const std::vector<std::pair<std::int64_t, double>> expected = {{0, 1.0}, {15, 0.5}, {29, 1.0 / 30.0}, {30, 0.0}};
+  for (const auto& [step, own] : expected) {
+    set_learning_rate(*optimizer, groups, schedule, step, static_cast<int>(step / 10) + 1);
+    EXPECT_DOUBLE_EQ(lr_of(1), own) << "step " << step;
+    EXPECT_DOUBLE_EQ(lr_of(0), schedule.at(step)) << "step " << step;
+  }
+  set_learning_rate(*optimizer, groups, schedule, 45, 5);  // frozen after its epochs
+  EXPECT_DOUBLE_EQ(lr_of(1), 0.0);
+  (void)w, (void)early;
+}
+
+// Rules that differ only in own_decay, or only in their (non-zero) train_epochs, make two groups.
+TEST(OptimizerGroups, OwnDecayIsPartOfTheGroupKey) {
+  Named n;
+  n.add("a.bias"), n.add("b.bias");
+  EXPECT_EQ(group_parameters(n.list, {{"a.bias", {2.0, 3, true}}, {"b.bias", {2.0, 3, false}}}).size(), 2u);
+  EXPECT_EQ(group_parameters(n.list, {{"a.bias", {2.0, 3, true}}, {"b.bias", {2.0, 3, true}}}).size(), 1u);
+  EXPECT_EQ(group_parameters(n.list, {{"a.bias", {2.0, 3, false}}, {"b.bias", {2.0, 5, false}}}).size(), 2u);
+}
+
 }  // namespace
 }  // namespace ft

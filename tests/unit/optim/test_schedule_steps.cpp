@@ -133,5 +133,27 @@ TEST(ScheduleSteps, MaxStepsSpanReplacesTheEpochs) {
   for (std::int64_t step = 0; step < 483; ++step) EXPECT_EQ(whole.at(step), plain.at(step)) << "step " << step;
 }
 
+// linear_decay falls from the base rate at step 0 straight towards min_lr, which it would reach one step after
+// the last (airbench94_muon's lr x (1 - step / steps)): 8 epochs of 25 steps, worked out by hand.
+TEST(ScheduleSteps, LinearDecayFallsFromTheFirstStep) {
+  SchedulerConfig c;
+  c.name = SchedulerName::linear_decay;
+  c.warmup_epochs = 2;  // no warm-up: it is not a warm-up schedule
+  const LearningRateSchedule plain(c, 0.24, 25, 8);
+  EXPECT_DOUBLE_EQ(plain.at(0), 0.24);
+  EXPECT_DOUBLE_EQ(plain.at(1), 0.24 * 199.0 / 200.0);
+  EXPECT_DOUBLE_EQ(plain.at(100), 0.12);
+  EXPECT_NEAR(plain.at(199), 0.24 / 200.0, 1e-17);
+  EXPECT_DOUBLE_EQ(plain.at(200), 0.0);
+  EXPECT_DOUBLE_EQ(plain.at(250), 0.0);  // past the end: the floor, never below
+  c.min_lr = 0.04;
+  const LearningRateSchedule floored(c, 0.24, 25, 8);
+  EXPECT_DOUBLE_EQ(floored.at(0), 0.24);
+  EXPECT_DOUBLE_EQ(floored.at(100), 0.14);
+  EXPECT_DOUBLE_EQ(floored.at(200), 0.04);
+  EXPECT_DOUBLE_EQ(floored.base(), 0.24);
+  EXPECT_EQ(floored.steps_per_epoch(), 25);
+}
+
 }  // namespace
 }  // namespace ft
