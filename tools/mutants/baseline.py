@@ -14,8 +14,10 @@ How each is judged, in a scratch copy outside the repository (--dir), every sour
   1. the mutated object is compiled: invalid (does not compile), equivalent (object identical to the original's),
      duplicate (identical to an earlier mutant's object);
   2. the tests that execute its line (coverage_map.py: one instrumented run of the unit, mpi, failure and e2e
-     labels, each test with its own coverage) run cheapest first, two at a time, to the first failure; a line no
-     test reaches is "not covered" without running anything, and counts as survived;
+     labels, each test with its own coverage) run cheapest first, two at a time, to the first failure, or until
+     --budget minutes of them have run (a survivor then says how many of its tests ran; --budget 0 runs them
+     all, and judges such survivors again); a line no test reaches is "not covered" without running anything,
+     and counts as survived;
   3. a test that fails is run once on the unmutated copy (per state of the tree) before it counts as a catch.
 Declared equivalents (equivalent.txt) are not run. A test run longer than 3x its recorded time plus 60 s counts
 as caught (timeout).
@@ -38,6 +40,7 @@ import json
 import math
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import time
@@ -128,9 +131,11 @@ class Judge:
     def run_covering(self, m, tests: list) -> tuple:
         """Runs `tests` in order, args.jobs at a time, to the first failure that the unmutated copy does not
         share: (failing test or None, why, tests run, linked)."""
-        built, ran = set(), 0
+        built, ran, started = set(), 0, time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max_workers=self.args.jobs) as pool:
             for start in range(0, len(tests), self.args.jobs):
+                if self.args.budget and time.monotonic() - started > 60 * self.args.budget:
+                    break  # the rest of the tests wait: the survivor says how many ran
                 batch = tests[start: start + self.args.jobs]
                 targets = set(self.s.targets_for(batch))
                 if not targets <= built:
@@ -168,7 +173,9 @@ class Judge:
                 return {**result, "verdict": "invalid", "by": "does not link"}
             if name:
                 return {**result, "verdict": "caught", "stage": "covering tests", "by": why, "tests_run": ran}
-            return {**result, "verdict": "survived", "stage": "covering tests", "by": f"{ran} tests reach the line"}
+            stage = "covering tests" if ran == len(tests) else f"covering tests, {ran} of {len(tests)} within the budget"
+            return {**result, "verdict": "survived", "stage": stage, "by": f"{ran} of the {len(tests)} tests that reach "
+                    f"the line pass", "tests_run": ran}
         finally:
             mc.restore(self.s, m)
 
@@ -180,7 +187,7 @@ def tests_key(coverage, tests: list) -> str:
     return mc.sha(json.dumps([(t, coverage.records[t]["key"]) for t in tests]))
 
 
-def cached(path: pathlib.Path, m, coverage, tests: list, equivalents: dict):
+def cached(path: pathlib.Path, m, coverage, tests: list, equivalents: dict, budget: float):
     """The standing result of a mutant, or None when it must be judged (again)."""
     declared = equivalents.get((m.path, m.before.strip(), m.after.strip()))
     if declared:
@@ -190,6 +197,8 @@ def cached(path: pathlib.Path, m, coverage, tests: list, equivalents: dict):
     result = json.loads(path.read_text())
     if result["verdict"] == "survived" and result.get("tests_key") != tests_key(coverage, tests):
         return None  # the tests that reach it changed: judge it again
+    if result["verdict"] == "survived" and not budget and result.get("tests_run", len(tests)) < len(tests):
+        return None  # judged within a budget, now without one
     return result
 
 
@@ -207,7 +216,7 @@ def judge_file(judge, plan: dict, text: str, args, equivalents: dict, deadline: 
         tried += 1
         path = judge.results / f"{m.key}.json"
         tests = judge.coverage.covering(m.path, m.line, text, judge.names)
-        result = cached(path, m, judge.coverage, tests, equivalents)
+        result = cached(path, m, judge.coverage, tests, equivalents, args.budget)
         if result is None and time.monotonic() < deadline:
             if original is None:
                 original, out = judge.s.object_digest(m.path)
@@ -339,6 +348,8 @@ def parse_args():
                    help="scratch folder outside the repository, kept between sittings (builds, coverage, results)")
     p.add_argument("--jobs", type=int, default=2, help="build parallelism and tests run at once (default 2)")
     p.add_argument("--hours", type=float, default=0, help="stop starting new mutants after this long (0: no limit)")
+    p.add_argument("--budget", type=float, default=10,
+                   help="minutes of tests per mutant: a survivor stops there, saying how many of its tests ran (0: all)")
     p.add_argument("--worktree", action="store_true", help="the working tree's files (uncommitted changes too)")
     p.add_argument("--list", action="store_true", help="list each file's sample; build and run nothing")
     p.add_argument("--table", action="store_true", help="print the per-folder table from the cache; run nothing")
@@ -353,6 +364,8 @@ def parse_args():
 
 def main() -> int:
     args = parse_args()
+    # A stopped sitting puts the mutated file back (the judge's finally) before it exits.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     read = mc.source_reader(args)
     listed = (lambda: subprocess.run(["git", "-C", str(REPO), "ls-files", "--cached", "--others", "--exclude-standard"],
                                      capture_output=True, text=True).stdout.split()) if args.worktree else (
