@@ -56,11 +56,24 @@ test: build
 	@[ -f $(COST_DATA) ] || { mkdir -p $(dir $(COST_DATA)) && { grep -v '^#' tests/ctest_costs.txt; echo ---; } > $(COST_DATA); }
 	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 
-# Generated mutants of the lines changed since BASE (default main), judged by the tests: tools/mutants.
+# Generated mutants, judged by the tests (tools/mutants, tests/README.md). MODE=change (default): the lines changed
+# since BASE (default main). MODE=baseline: a sample from every source file, judged by the tests that reach each
+# line, resumed from its cache (nice'd; a sitting may stop at any time). MODE=table: the baseline's per-folder
+# table from its cache, running nothing.
 BASE ?= main
+MODE ?= change
 MUTANT_ARGS ?=
+MUTANT_PYTHON = $(FUSETRAIN_CACHE)/venv/bin/python
 mutants: setup
-	$(FUSETRAIN_CACHE)/venv/bin/python tools/mutants/mutate_changes.py --base $(BASE) --jobs $(JOBS) $(MUTANT_ARGS)
+ifeq ($(MODE),change)
+	$(MUTANT_PYTHON) tools/mutants/mutate_changes.py --base $(BASE) --jobs $(JOBS) $(MUTANT_ARGS)
+else ifeq ($(MODE),baseline)
+	nice -n 15 $(MUTANT_PYTHON) tools/mutants/baseline.py --jobs $(JOBS) $(MUTANT_ARGS)
+else ifeq ($(MODE),table)
+	$(MUTANT_PYTHON) tools/mutants/baseline.py --table $(MUTANT_ARGS)
+else
+	$(error MODE=$(MODE): use change, baseline or table)
+endif
 
 clean:
 	rm -rf $(BUILD)

@@ -2,7 +2,9 @@
 // around each repetition (median reported); rows whose device is missing say so instead of a number.
 #include "app/bench_kernels.h"
 
+#include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <ATen/core/grad_mode.h>
 #include <boost/program_options.hpp>
 
 #include <cstdio>

@@ -3,6 +3,7 @@
 #include "config/options.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -78,13 +79,34 @@ Check between(double lo, double hi) {
 
 using TextCheck = std::function<void(const std::string&, const ConfigPlace&)>;
 
+// The first control character of `text` (C0, DEL, or C1 written as UTF-8) as "U+000A at byte 3"; "" when none.
+std::string first_control_character(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0u;
+    const bool c1 = byte == 0xC2 && next >= 0x80 && next <= 0x9F;
+    if (byte >= 0x20 && byte != 0x7F && !c1) continue;
+    char code[8];
+    std::snprintf(code, sizeof(code), "U+%04X", c1 ? next : byte);
+    return cat(code, " at byte ", i);
+  }
+  return "";
+}
+
+// A name the run turns into a path (a file or folder name, an HDF5 attribute, a line it prints) holds no
+// control character; the message names the character without printing it.
+void no_control_characters(const std::string& text, const ConfigPlace& where) {
+  const std::string found = first_control_character(text);
+  config_require(found.empty(), where, "holds a control character (", found,
+                 "): a name that becomes a path holds none");
+}
+
 // A file name of its own, not a path: output.name must keep the run's files inside output.dir.
 void plain_file_name(const std::string& name, const ConfigPlace& where) {
+  no_control_characters(name, where);
   config_require(name.find('/') == std::string::npos, where, "'", name,
                  "' is a path, not a file name: put folders in output.dir and give output.name without '/'");
   config_require(name != "." && name != "..", where, "'", name, "' is not a file name");
-  config_require(name.find_first_of(std::string("\0\n\t", 3)) == std::string::npos, where,
-                 "a file name holds no NUL, newline or tab");
 }
 
 // distributed.interface: auto, or what could name a Linux network interface (whether this node has it is
@@ -258,7 +280,8 @@ std::vector<Option> option_table(Config& c) {
          "of its own; running statistics stay the same on every rank. For small per-rank batches (e.g. 4 images). "
          "Needs a network with BatchNorm; not with distributed.reproducible, nor train.cuda_graphs on several ranks");
 
-  b.text("data.path", &c.data.path, "folder with train-*.h5 and test-*.h5 shards from fusetrain-prep");
+  b.text("data.path", &c.data.path, "folder with train-*.h5 and test-*.h5 shards from fusetrain-prep",
+         no_control_characters);
   b.number("data.batch_size", &c.data.batch_size, "images per rank per micro-batch", at_least(1));
   b.number("data.test_batch_size", &c.data.test_batch_size, "images per rank per evaluation batch", at_least(1));
   b.choice("data.remainder", &c.data.remainder,
@@ -412,7 +435,8 @@ std::vector<Option> option_table(Config& c) {
            "check parameters are identical across ranks every N steps (0 = off)", at_least(0));
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,
          "allow more ranks per node than GPUs (not with nccl)");
-  b.text("distributed.timeline", &c.distributed.timeline, "Chrome-trace JSON file of communication phases");
+  b.text("distributed.timeline", &c.distributed.timeline, "Chrome-trace JSON file of communication phases",
+         no_control_characters);
   b.flag("distributed.reproducible", &c.distributed.reproducible,
          "the same weights, bit for bit, on any number of ranks that divides distributed.micro_batches: each step "
          "is micro_batches micro-batches of data.batch_size images in the global order, each differentiated "
@@ -431,7 +455,8 @@ std::vector<Option> option_table(Config& c) {
   b.number("profile.repeat", &c.profile.repeat,
            "operator profiler: cycles of wait, warm-up and active steps, each written to its own trace "
            "(the second to <trace stem>.cycle2<ext>, ...)", at_least(1));
-  b.text("profile.trace", &c.profile.trace, "Chrome-trace JSON of operators and memory (\"\" = off)");
+  b.text("profile.trace", &c.profile.trace, "Chrome-trace JSON of operators and memory (\"\" = off)",
+         no_control_characters);
 
   b.choice("elastic.batch", &c.elastic.batch,
            "on resuming at another number of ranks: global keeps the images per optimizer step (per-rank batch "
@@ -440,7 +465,8 @@ std::vector<Option> option_table(Config& c) {
   b.choice("elastic.lr_scaling", &c.elastic.lr_scaling,
            "with elastic.batch: local, the learning rate's factor for a global batch k times the first "
            "segment's: linear (k), sqrt (sqrt k) or none (1)");
-  b.text("output.dir", &c.output.dir, "folder for results files and checkpoints");
+  b.text("output.dir", &c.output.dir, "folder for results files and checkpoints",
+         no_control_characters);
   b.text("output.name", &c.output.name,
          "results file stem, a file name without '/' (default: model-dataset-Nr-timestamp); when an earlier "
          "finished run holds it, this run takes name-2, name-3, ... and says so", plain_file_name);

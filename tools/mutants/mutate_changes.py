@@ -398,11 +398,12 @@ def owner_stages(tree: pathlib.Path, src_path: str, owners: list, names: list) -
 
 
 class Scratch:
-    def __init__(self, args, paths: list):
+    def __init__(self, args, paths: list, extra_settings: dict = None):
         self.args = args
         self.dir = pathlib.Path(args.dir).resolve()
-        self.settings = {**SCRATCH_CMAKE, "FUSETRAIN_UNITY_ALONE": ";".join(sorted(paths))}
-        settings = " ".join(f"-D{k}={v}" for k, v in SCRATCH_CMAKE.items())
+        cmake = {**SCRATCH_CMAKE, **(extra_settings or {})}
+        self.settings = {**cmake, "FUSETRAIN_UNITY_ALONE": ";".join(sorted(paths))}
+        settings = " ".join(f"-D{k}={v}" for k, v in cmake.items())
         os.environ["FUSETRAIN_MUTANT_CMAKE_ARGS"] = (settings + " " +
                                                      os.environ.get("FUSETRAIN_MUTANT_CMAKE_ARGS", "")).strip()
         self.build = run_mutants.prepare(self.dir, "worktree" if args.worktree else "head")

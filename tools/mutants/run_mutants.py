@@ -112,7 +112,7 @@ def sync_tree(stage: pathlib.Path, tree: pathlib.Path) -> int:
     return changed
 
 
-def prepare(scratch: pathlib.Path, source: str) -> pathlib.Path:
+def prepare(scratch: pathlib.Path, source: str, cmake_args: list = None) -> pathlib.Path:
     scratch = scratch.resolve()
     if scratch == REPO or REPO in scratch.parents or scratch in REPO.parents:
         raise SystemExit(f"{scratch}: the scratch copy must lie outside the repository {REPO}")
@@ -127,7 +127,7 @@ def prepare(scratch: pathlib.Path, source: str) -> pathlib.Path:
     log(f"scratch copy {tree}: {what}, {changed} files changed since its last run")
     build = tree / "build"
     if not (build / "build.ninja").exists():
-        extra = os.environ.get("FUSETRAIN_MUTANT_CMAKE_ARGS", "").split()
+        extra = cmake_args if cmake_args is not None else os.environ.get("FUSETRAIN_MUTANT_CMAKE_ARGS", "").split()
         args = ["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                 "-DFUSETRAIN_CUDA=OFF", "-DFUSETRAIN_NCCL=OFF", *extra]
         log("configuring: " + " ".join(args))

@@ -2,6 +2,7 @@
 // suggestion), --set overrides, dump round trips, device validation, and every shipped config file.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iterator>
@@ -341,6 +342,34 @@ TEST(ConfigLoader, MuonAndFastNetKeysHoldTheirRanges) {
   for (const auto& [yaml, taken] : cases) {
     const std::string error = error_of(yaml + "\n");
     EXPECT_EQ(error.empty(), taken) << yaml << ": " << error;
+  }
+}
+
+// Every control character (C0, DEL, C1) in every name a config turns into a path is an error naming the key and
+// the character (never printing it); printable names, spaces and non-ASCII letters included, pass.
+TEST(ConfigValidation, NamesThatBecomePathsRefuseEveryControlCharacter) {
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"output", "name"}, {"output", "dir"}, {"data", "path"}, {"distributed", "timeline"}, {"profile", "trace"}};
+  std::vector<int> controls;
+  for (int code = 0; code < 0x20; ++code) controls.push_back(code);
+  for (int code = 0x7F; code < 0xA0; ++code) controls.push_back(code);
+  for (const auto& [section, name] : keys) {
+    const std::string key = section + "." + name;
+    for (const int code : controls) {
+      char escape[16];
+      std::snprintf(escape, sizeof(escape), code < 0x80 ? "\\x%02x" : "\\u%04x", code);
+      const std::string msg = error_of(section + ": {" + name + ": \"ab" + escape + "c\"}\n");
+      char expected[32];
+      std::snprintf(expected, sizeof(expected), "U+%04X at byte 2", code);
+      EXPECT_NE(msg.find("key '" + key + "'"), std::string::npos) << key << " " << expected << ": " << msg;
+      EXPECT_NE(msg.find(std::string("control character (") + expected + ")"), std::string::npos)
+          << key << " " << expected << ": " << msg;
+    }
+    const auto c = parse_config(section + ": {" + name + ": \"run 1-\\u00e4~\"}\n", "run.yaml");
+    const std::string value = key == "output.name" ? c.output.name : key == "output.dir" ? c.output.dir
+                              : key == "data.path" ? c.data.path : key == "distributed.timeline"
+                                  ? c.distributed.timeline : c.profile.trace;
+    EXPECT_EQ(value, "run 1-\xc3\xa4~") << key;
   }
 }
 

@@ -2,7 +2,10 @@
 // and the global mode's slices being exactly a single-rank run's batches split across ranks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "data/sampler.h"
 #include "shard/shard_reader.h"
@@ -65,6 +68,79 @@ TEST(Sampler, GlobalModeSplitsTheSingleRankBatches) {
     part.rank = r;
     const auto mine = Sampler(part).epoch_indices(1).view({-1, 4});
     EXPECT_TRUE(at::equal(mine, whole.narrow(1, 4 * r, 4))) << r;
+  }
+}
+
+// Steps per epoch from the rule's definition: drop keeps the most steps whose batches all hold distinct images
+// (the largest s with s x unit <= images), pad the fewest that take every image (the smallest s with
+// s x unit >= images). Counted up here, not divided.
+std::int64_t steps_by_definition(std::int64_t images, std::int64_t unit, Remainder remainder) {
+  std::int64_t s = 0;
+  if (remainder == Remainder::drop) {
+    while ((s + 1) * unit <= images) ++s;
+  } else {
+    while (s * unit < images) ++s;
+  }
+  return s;
+}
+
+// Every step rule (drop, pad; local, global shuffling) at sizes that divide exactly, one over and one under.
+TEST(Sampler, StepCountsAtExactMultiplesOneOverAndOneUnder) {
+  for (const Shuffle shuffle : {Shuffle::local, Shuffle::global}) {
+    for (const Remainder remainder : {Remainder::drop, Remainder::pad}) {
+      for (const int world : {1, 2, 3}) {
+        for (const int batch : {1, 4, 5}) {
+          const std::int64_t unit = shuffle == Shuffle::global ? std::int64_t{batch} * world : batch;
+          for (const std::int64_t multiple : {1, 2, 3}) {
+            for (const std::int64_t off : {-1, 0, 1}) {
+              const std::int64_t images = multiple * unit + off;  // global: the split; local: the smallest slice
+              const std::int64_t expected = steps_by_definition(images, unit, remainder);
+              SamplerSetup s = local(images, images, images, 0, world, batch);
+              s.shuffle = shuffle;
+              s.remainder = remainder;
+              const std::string where = ::testing::PrintToString(shuffle) + " " +
+                                        ::testing::PrintToString(remainder) + " world " + std::to_string(world) +
+                                        " batch " + std::to_string(batch) + " images " + std::to_string(images);
+              if (expected == 0) {
+                EXPECT_THROW(Sampler{s}, Error) << where;
+                continue;
+              }
+              const Sampler sampler(s);
+              ASSERT_EQ(sampler.steps_per_epoch(), expected) << where;
+              EXPECT_EQ(sampler.epoch_indices(1).size(0), expected * batch) << where;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// With pad, the padded epoch repeats an image only where the images do not fill the last step: at an exact
+// multiple of the global batch the ranks' indices together are one permutation of the split, one over
+// repeats the fewest images that fill the extra step, and every image is taken.
+TEST(Sampler, GlobalPadRepeatsOnlyWhatFillsTheLastStep) {
+  for (const std::int64_t images : {24, 25, 23}) {
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(images), 0);
+    std::int64_t taken = 0;
+    for (int r = 0; r < 3; ++r) {
+      SamplerSetup s;
+      s.shuffle = Shuffle::global;
+      s.remainder = Remainder::pad;
+      s.local_size = images;
+      s.rank = r;
+      s.world = 3;
+      s.batch = 4;
+      s.seed = 11;
+      const auto idx = Sampler(s).epoch_indices(2);
+      for (std::int64_t i = 0; i < idx.size(0); ++i) ++counts[static_cast<std::size_t>(idx[i].item<std::int64_t>())];
+      taken += idx.size(0);
+    }
+    const std::int64_t global_batch = 12, steps = (images + global_batch - 1) / global_batch;
+    EXPECT_EQ(taken, steps * global_batch) << images;
+    EXPECT_EQ(*std::min_element(counts.begin(), counts.end()), 1) << images << ": every image taken";
+    EXPECT_LE(*std::max_element(counts.begin(), counts.end()), 2) << images;
+    EXPECT_EQ(std::count(counts.begin(), counts.end(), 2), taken - images) << images << ": repeats only to fill";
   }
 }
 

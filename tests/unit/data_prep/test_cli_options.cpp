@@ -137,5 +137,34 @@ TEST(CliOptions, BinaryExitStatusAndMessages) {
   EXPECT_EQ(outputs_in(root / "out").size(), 2u);
 }
 
+// The summary names the classes, the first ten of them and "..." when there are more: all ten of CIFAR-10 with
+// nothing after them, ten of CIFAR-100's twenty coarse classes and then "...".
+TEST(CliOptions, SummaryNamesAtMostTenClasses) {
+  if (!fs::exists(fs::path(ft::test::binary_dir()) / "bin" / "fusetrain-prep"))
+    GTEST_SKIP() << "fusetrain-prep is not built in " << ft::test::binary_dir() << "/bin";
+  const fs::path root = scratch_dir();
+  std::string listed;
+  for (int k = 0; k < 10; ++k) listed += std::string(k ? ", " : "") + "coarse_" + std::to_string(k);
+
+  Bytes cifar10(3073, 9);
+  for (const char* name : {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin",
+                           "data_batch_5.bin", "test_batch.bin"})
+    write_file(root / "ten" / name, cifar10);
+  auto [status, output] = run_binary("--format cifar10 --input " + (root / "ten").string() + " --output " +
+                                     (root / "ten-out").string());
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find(" 10 classes (airplane, automobile, bird, cat, deer, dog, frog, horse, ship, truck)\n"),
+            std::string::npos) << output;
+
+  Bytes cifar100(3074, 9);
+  cifar100[0] = 19;  // coarse label
+  write_file(root / "twenty" / "train.bin", cifar100);
+  write_file(root / "twenty" / "test.bin", cifar100);
+  std::tie(status, output) = run_binary("--format cifar100 --label coarse --input " +
+                                        (root / "twenty").string() + " --output " + (root / "twenty-out").string());
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find(" 20 classes (" + listed + ", ...)\n"), std::string::npos) << output;
+}
+
 }  // namespace
 }  // namespace ft::prep

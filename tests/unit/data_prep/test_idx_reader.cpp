@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <fstream>
+#include <iterator>
 
 #include "shard/shard_reader.h"
 #include "data_prep/idx_reader.h"
@@ -132,6 +134,35 @@ TEST(IdxReader, TruncatedGzipPixelsNameTheFile) {
   write_gz(root / "in" / "train-images-idx3-ubyte.gz", images);
   expect_prep_fails(options_for(Format::idx, root / "in", root / "out"), "train-images-idx3-ubyte.gz",
                     "truncated: the file ends after 14 of the 18 bytes of pixels");
+}
+
+// A gzip file whose stream is damaged (its CRC trailer altered) fails where zlib finds the damage, naming the file
+// and what was being read, never as a short file: in the header when the whole stream fits zlib's first read, in
+// the pixels when a megabyte of them comes first.
+TEST(IdxReader, DamagedGzipStreamSaysItCannotBeRead) {
+  const auto damaged = [](Bytes bytes, const fs::path& path) {
+    write_gz(path, bytes);
+    std::ifstream in(path, std::ios::binary);
+    Bytes gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    gz[gz.size() - 8] ^= 0xFF;  // the first byte of the CRC-32 of the data
+    write_file(path, gz);
+  };
+  const fs::path root = scratch_dir();
+  write_idx(root / "in", true);
+  damaged(idx_images(3, 2, 3), root / "in" / "train-images-idx3-ubyte.gz");
+  expect_prep_fails(options_for(Format::idx, root / "in", root / "out"), "train-images-idx3-ubyte.gz",
+                    "cannot read the header: ");
+
+  Bytes big = idx_images(4, 512, 512);
+  std::uint32_t state = 1;  // pixels that do not compress: the damage lies a megabyte into the stream
+  for (std::size_t i = 16; i < big.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    big[i] = static_cast<std::uint8_t>(state >> 24);
+  }
+  damaged(big, root / "in" / "train-images-idx3-ubyte.gz");
+  write_gz(root / "in" / "train-labels-idx1-ubyte.gz", idx_labels({1, 2, 3, 4}));
+  expect_prep_fails(options_for(Format::idx, root / "in", root / "out"), "train-images-idx3-ubyte.gz",
+                    "cannot read pixels: ");
 }
 
 // Fuzzing regressions: headers claiming far more than the file holds used to be believed, allocating

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <string>
 
 #include "io/paths.h"
@@ -87,6 +89,69 @@ TEST(TrainingMonitor, OffWithoutTheKeyOrACheckpointPath) {
 }
 
 void touch(const std::string& path) { std::ofstream(path) << "x"; }
+
+// output.overwrite removes an earlier run's event files only under a name of the run's own: without
+// output.name the folder is named after the config, which every run of it shares, so they are set aside.
+TEST(TrainingMonitor, OverwriteRemovesEarlierEventFilesOnlyForANamedRun) {
+  for (const bool named : {false, true}) {
+    for (const bool overwrite : {false, true}) {
+      const std::string dir = fresh_dir(std::string("policy_") + (named ? "named" : "unnamed") +
+                                        (overwrite ? "_overwrite" : ""));
+      const std::string folder = paths::join(dir, "run.tb");
+      paths::create_directories(folder);
+      touch(paths::join(folder, "events.out.tfevents.1000.host"));
+      Config c = watched_config(1);
+      c.output.overwrite = overwrite;
+      c.output.name = named ? "run" : "";
+      { TrainingMonitor monitor(c, setup_in(dir, 0)); }
+      const bool removed = named && overwrite;
+      const std::string where = std::string(named ? "named" : "unnamed") + (overwrite ? ", overwrite" : "");
+      EXPECT_EQ(paths::exists(paths::join(dir, "run.tb.1/events.out.tfevents.1000.host")), !removed) << where;
+      EXPECT_FALSE(paths::exists(paths::join(folder, "events.out.tfevents.1000.host"))) << where;
+      EXPECT_EQ(event_files_in(folder).size(), 1u) << where << ": this run's file alone";
+    }
+  }
+}
+
+// The loss each progress line shows, by step: "step S/10 ... loss L".
+std::map<std::int64_t, double> progress_losses(const std::string& out) {
+  std::map<std::int64_t, double> losses;
+  const std::regex line(R"(step (\d+)/10 .* loss ([0-9.]+))");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator(); ++it)
+    losses[std::stoll((*it)[1])] = std::stod((*it)[2]);
+  return losses;
+}
+
+// A resumed epoch's progress line means the steps this segment ran: the reading's loss sum holds only those
+// steps, so the mean divides by them, not by every step of the epoch; the next epoch counts from its first step.
+TEST(TrainingMonitor, ProgressAfterAResumeMidEpochMeansTheSegmentsSteps) {
+  const std::string dir = fresh_dir("progress_resume");
+  Config c = watched_config(0);
+  c.output.progress_every_s = 1e-9;  // a line after every step
+  MonitorSetup setup = setup_in(dir, 0);
+  setup.start_step = 4;
+  auto loss_of = [](int epoch, std::int64_t step) { return 0.1 * static_cast<double>(step) + epoch; };
+  for (const int epoch : {1, 2}) {
+    const std::int64_t first = epoch == 1 ? 4 : 0;  // resumed after step 4 of epoch 1
+    testing::internal::CaptureStdout();
+    {
+      TrainingMonitor monitor(c, setup);
+      monitor.begin_epoch(epoch, first);
+      double sum = 0;
+      for (std::int64_t step = first + 1; step <= 10; ++step) {
+        sum += loss_of(epoch, step) * 32;  // rank 0's 32 images of the step
+        monitor.after_step(step, step, [&] { return StepReading{sum, 0.1, 0, 0}; });
+      }
+    }
+    const auto losses = progress_losses(testing::internal::GetCapturedStdout());
+    ASSERT_FALSE(losses.empty()) << "epoch " << epoch;
+    for (const auto& [step, shown] : losses) {
+      double mean = 0;
+      for (std::int64_t s = first + 1; s <= step; ++s) mean += loss_of(epoch, s) / static_cast<double>(step - first);
+      EXPECT_NEAR(shown, mean, 6e-5) << "epoch " << epoch << " step " << step;
+    }
+  }
+}
 
 TEST(TensorBoardLog, FreshStartSetsAnEarlierRunAsideAndOverwriteRemovesIt) {
   const std::string dir = fresh_dir("fresh");

@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 
 #include "comm/backend.h"
 #include "data/sampler.h"
 #include "io/paths.h"
-#include "shard/shard_format.h"
+#include "noise_shards.h"
 #include "test_paths.h"
 #include "test_world.h"
 #include "train/trainer.h"
@@ -22,40 +21,14 @@ namespace {
 // those and fails these.
 
 constexpr std::int64_t kImages = 32;  // training images
-constexpr int kSide = 6, kChannels = 3, kClasses = 4;
-const std::vector<double> kMean = {0.4, 0.5, 0.6}, kStd = {0.2, 0.25, 0.3};
+constexpr int kChannels = 3;
+const test::NoiseSet kSet{kImages, 8, 6, kChannels, 4, {0.4, 0.5, 0.6}, {0.2, 0.25, 0.3}};
 
-struct Shards {
-  std::string dir;
-  std::vector<std::uint8_t> train;  // NHWC, as written
-};
+using Shards = test::NoiseShards;
 
 Shards shards() {
-  Shards s;
-  s.dir = ft::test::temp_dir() + "/reproducible-reference-" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  paths::remove_all(s.dir);
-  paths::create_directories(s.dir);
-  std::mt19937 rng(17);
-  for (const char* split : {"train", "test"}) {
-    const std::int64_t n = std::string(split) == "train" ? kImages : 8;
-    std::vector<std::uint8_t> images(static_cast<std::size_t>(n * kSide * kSide * kChannels));
-    std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
-    for (auto& v : images) v = static_cast<std::uint8_t>(rng() % 256);
-    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % kClasses);
-    ShardMeta meta;
-    meta.dataset = "noise";
-    meta.split = split;
-    meta.class_names = {"a", "b", "c", "d"};
-    meta.mean = kMean;
-    meta.std = kStd;
-    meta.count = n;
-    meta.height = meta.width = kSide;
-    meta.channels = kChannels;
-    write_shard(s.dir + "/" + shard_file_name(split, 0, 1), meta, images.data(), labels.data());
-    if (std::string(split) == "train") s.train = images;
-  }
-  return s;
+  return test::noise_shards(kSet, ft::test::temp_dir() + "/reproducible-reference-" +
+                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
 }
 
 // BatchNorm on the images, then a linear classifier; no dropout, no augmentation; float64.
@@ -104,18 +77,8 @@ Trained train(const Config& c) {
   return r;
 }
 
-// The training images as the network sees them: (pixel / 255 - mean) / std per channel, rounded to float32 as
-// the batch is assembled (then widened to float64), [N, C, H, W]; `rows` picks images in that order.
-at::Tensor normalised(const Shards& s, const at::Tensor& rows) {
-  const auto nhwc = at::from_blob(const_cast<std::uint8_t*>(s.train.data()), {kImages, kSide, kSide, kChannels},
-                                  at::kByte);
-  const auto mean = at::tensor(std::vector<float>(kMean.begin(), kMean.end())).view({1, 1, 1, kChannels});
-  std::vector<float> inv;
-  for (double sd : kStd) inv.push_back(static_cast<float>(1.0 / sd));
-  const auto inv_std = at::tensor(inv).view({1, 1, 1, kChannels});
-  const auto x = (nhwc.index_select(0, rows).to(at::kFloat) * (1.0f / 255.0f) - mean) * inv_std;
-  return x.permute({0, 3, 1, 2}).to(at::kDouble);
-}
+// The training images as the network sees them; `rows` picks images in that order.
+at::Tensor normalised(const Shards& s, const at::Tensor& rows) { return test::normalised_images(kSet, s.train, rows); }
 
 // One micro-batch's batch statistics per channel: the mean, and the unbiased variance that BatchNorm's
 // running estimate takes.
