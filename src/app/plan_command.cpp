@@ -57,8 +57,9 @@ std::vector<Topology> topologies(const po::variables_map& vm) {
   return out;
 }
 
-// The results file's run as a profile: each phase the slowest rank's per optimizer step; the buckets the
-// engine plans for its model (from its data's image shape), ready evenly through backward.
+// The results file's run as a profile of one rank on a device of its own: each phase the slowest rank's per
+// optimizer step; the buckets the engine plans for its model (from its data's image shape), ready evenly through
+// backward.
 StepProfile results_profile(const std::string& path, const po::variables_map& vm) {
   const RunRecord run = read_results(path);
   FT_REQUIRE(run.segments.size() == 1, path, ": a resumed run's phase times cover its last segment only; give a run ",
@@ -70,8 +71,7 @@ StepProfile results_profile(const std::string& path, const po::variables_map& vm
   p.source = cat("results file ", path);
   p.batch = run.segments.front().per_rank_batch * run.segments.front().accumulation;
   p.steps = static_cast<int>(run.summary.optimizer_steps);
-  p.ranks = 0;
-  for (const auto& r : run.ranks) p.ranks += r.hostname == run.ranks.front().hostname;
+  p.ranks = 1;  // each rank's compute as on a device of its own
   double* phases[] = {&p.data_s, &p.forward_s, &p.backward_s, nullptr, &p.optimizer_s};
   for (const auto& r : run.ranks)
     for (std::size_t k = 0; k < 5; ++k)
@@ -98,8 +98,13 @@ StepProfile results_profile(const std::string& path, const po::variables_map& vm
 
 PlanInputs plan_inputs(const po::variables_map& vm) {
   PlanInputs in;
-  in.link = read_link(vm["link"].as<std::string>()).model;
+  FT_REQUIRE(vm.count("link") || vm.count("inter") || vm.count("intra"), "give the network: a link file (--link, from "
+             "`bench allreduce --sweep --fit`) or a data sheet's rate and latency (--inter, --intra)");
+  if (vm.count("link")) in.link = read_link(vm["link"].as<std::string>()).model;
+  if (vm.count("inter")) in.link.inter = parse_link_level(vm["inter"].as<std::string>(), "--inter");
+  if (vm.count("intra")) in.link.intra = parse_link_level(vm["intra"].as<std::string>(), "--intra");
   in.one_machine = vm.count("one-machine") > 0;
+  in.compute_scale = vm["compute-scale"].as<double>();
   if (vm.count("results")) in.profiles.push_back(results_profile(vm["results"].as<std::string>(), vm));
   if (vm.count("profile"))
     for (const auto& path : vm["profile"].as<std::vector<std::string>>()) {
@@ -122,7 +127,12 @@ po::options_description plan_options() {
       ("profile", po::value<std::vector<std::string>>()->composing(),
        "a profile of `fusetrain plan profile` (repeatable: one per count of ranks computing at once)")
       ("results", po::value<std::string>(), "a results file whose phase times give the compute (instead of a profile)")
-      ("link", po::value<std::string>(), "the link file of `bench allreduce --sweep --fit` (required)")
+      ("link", po::value<std::string>(), "the link file of `bench allreduce --sweep --fit`")
+      ("inter", po::value<std::string>(), "the link between nodes as GBIT:US (rate in Gbit/s, latency in us), "
+                                          "instead of or over the link file's")
+      ("intra", po::value<std::string>(), "the link inside a node as GBIT:US")
+      ("compute-scale", po::value<double>()->default_value(1.0),
+       "the target device's compute time over the profiled one's (0.25: four times as fast)")
       ("topology", po::value<std::string>(), "NODESxRANKS_PER_NODE list, e.g. 2x8,16x8")
       ("nodes", po::value<std::string>()->default_value("1,2,4,8,16,32,64,128"), "node counts")
       ("per-node", po::value<std::string>()->default_value("1"), "ranks per node (each crossed with --nodes)")
@@ -147,7 +157,6 @@ int plan_command(int argc, char** argv) {
   if (!parse_command_line(options, argc, argv, vm, "fusetrain plan")) return 2;
   if (vm.count("help")) return std::cout << options, 0;
   try {
-    FT_REQUIRE(vm.count("link"), "--link is required: the link file of `bench allreduce --sweep --fit`");
     const PlanInputs in = plan_inputs(vm);
     std::vector<PlanRow> rows;
     const auto variants = split(vm["allreduce"].as<std::string>(), ',');

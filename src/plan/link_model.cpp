@@ -3,6 +3,7 @@
 #include "plan/link_model.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "runtime/error.h"
 
@@ -16,6 +17,21 @@ int ceil_log2(int ranks) {
 }
 
 }  // namespace
+
+LinkLevel parse_link_level(const std::string& text, const std::string& option) {
+  char* end = nullptr;
+  const double gbit = std::strtod(text.c_str(), &end);
+  double us = 0;
+  bool ok = end != text.c_str() && gbit > 0 && std::isfinite(gbit);
+  if (ok && *end == ':') {
+    const char* latency = end + 1;
+    us = std::strtod(latency, &end);
+    ok = end != latency && us >= 0 && std::isfinite(us);
+  }
+  FT_REQUIRE(ok && *end == '\0', option, ": '", text, "' is not GBIT or GBIT:US (a rate in Gbit/s above 0 and a ",
+             "latency in microseconds, e.g. 25:5)");
+  return {us * 1e-6, 8 / (gbit * 1e9)};
+}
 
 std::string Topology::name() const { return cat(nodes, " x ", per_node); }
 

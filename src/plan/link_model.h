@@ -21,6 +21,10 @@ struct LinkModel {
   double ring_min_bytes = 0;
 };
 
+// A level from a data sheet: "GBIT" or "GBIT:US", the link's rate in Gbit/s and its latency per message step in
+// microseconds (0 when left out): beta = 8 / (GBIT 1e9) s/byte, alpha = US 1e-6 s. Throws ft::Error naming `option`.
+LinkLevel parse_link_level(const std::string& text, const std::string& option);
+
 // N nodes of G ranks each; ranks are placed node by node.
 struct Topology {
   int nodes = 1, per_node = 1;

@@ -90,25 +90,27 @@ void require_levels(const Topology& t, const PlanVariant& v, const LinkModel& li
 
 PlanRow predict(const PlanInputs& inputs, const Topology& topology, const PlanVariant& variant) {
   require_levels(topology, variant, inputs.link);
+  FT_REQUIRE(inputs.compute_scale > 0, "the compute scale must be above 0, not ", inputs.compute_scale);
+  const double scale = inputs.compute_scale;
   const StepProfile& base = baseline_profile(inputs);
   const StepProfile& p = profile_for(inputs, topology);
   PlanRow row{topology, variant, p.ranks};
-  row.compute_s = p.compute_s();
+  row.compute_s = p.compute_s() * scale;
   if (topology.ranks() > 1) {
     std::vector<double> ready, duration;
     for (const auto& b : p.buckets) {
       FT_REQUIRE(variant.wire != PlanVariant::Wire::powersgd || !b.shapes.empty(), variant.name(), " needs the ",
                  "buckets' tensor shapes, which the profile of ", p.source, " lacks");
-      ready.push_back(b.ready_s);
+      ready.push_back(b.ready_s * scale);
       duration.push_back(bucket_comm_s(b, p.element_bytes, topology, variant, inputs.link));
     }
-    const Overlap overlap = simulate_overlap(ready, duration, p.backward_s);
+    const Overlap overlap = simulate_overlap(ready, duration, p.backward_s * scale);
     row.comm_s = overlap.comm_s;
     row.exposed_s = overlap.exposed_s;
   }
   row.step_s = row.compute_s + row.exposed_s;
   row.images_per_s = double(p.batch) * topology.ranks() / row.step_s;
-  row.efficiency = base.compute_s() / row.step_s * double(p.batch) / base.batch;
+  row.efficiency = base.compute_s() * scale / row.step_s * double(p.batch) / base.batch;
   return row;
 }
 

@@ -38,6 +38,9 @@ struct PlanInputs {
   std::vector<StepProfile> profiles;
   LinkModel link;
   bool one_machine = false;
+  // The target's compute time over the profiled device's (0.5: the cluster's device computes this step twice as
+  // fast): every phase and ready time of every profile is scaled by it.
+  double compute_scale = 1;
 };
 
 // The 1-rank profile (the baseline) and the profile a topology computes with; throw ft::Error naming what to

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "runtime/error.h"
+
 namespace ft {
 namespace {
 
@@ -70,6 +74,23 @@ TEST(LinkModel, HierarchicalReducesRingsAndBroadcasts) {
   EXPECT_DOUBLE_EQ(hierarchical_allreduce_s({1, 2}, n, model), 2 * (1e-6 + n * 1e-10));
   EXPECT_DOUBLE_EQ(tree_stage_s(1, n, model.intra), 0);
   EXPECT_DOUBLE_EQ(tree_stage_s(5, n, model.intra), 3 * 1e-6 + n * 1e-10);
+}
+
+TEST(LinkModel, ALevelFromADataSheet) {
+  const LinkLevel roce = parse_link_level("25:5", "--inter");
+  EXPECT_DOUBLE_EQ(roce.alpha_s, 5e-6);
+  EXPECT_DOUBLE_EQ(roce.beta_s_per_byte, 8 / 25e9);  // 25 Gbit/s: 0.32 ns a byte
+  EXPECT_EQ(parse_link_level("0.1", "--inter").alpha_s, 0);
+  EXPECT_DOUBLE_EQ(parse_link_level("0.1", "--inter").beta_s_per_byte, 8e-8);
+  for (const char* bad : {"", "0", "-1:5", "25:", "25:-1", "fast", "25:5us", "25x"}) {
+    try {
+      parse_link_level(bad, "--inter");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string("--inter: '") + bad + "' is not GBIT or GBIT:US", 0), 0u)
+          << e.what();
+    }
+  }
 }
 
 TEST(LinkModel, TopologyNamesAndCounts) {

@@ -59,6 +59,19 @@ TEST(Prediction, TheLastBucketsAllReduceIsExposed) {
   EXPECT_NEAR(r.efficiency, 0.35 / 0.354, 1e-15);
 }
 
+TEST(Prediction, AFasterDeviceScalesComputeAndReadiness) {
+  // Twice as fast: 175 ms of compute, the second bucket ready at backward's end (100 ms), 4 ms exposed of the
+  // same link; efficiency against the scaled 1-rank step.
+  PlanInputs in = inputs();
+  in.compute_scale = 0.5;
+  const PlanRow r = predict(in, {2, 1}, parse_variant("flat"));
+  EXPECT_DOUBLE_EQ(r.compute_s, 0.175);
+  EXPECT_NEAR(r.exposed_s, 0.004, 1e-15);
+  EXPECT_NEAR(r.efficiency, 0.175 / 0.179, 1e-15);
+  in.compute_scale = 0;
+  EXPECT_THROW(predict(in, {2, 1}, parse_variant("flat")), Error);
+}
+
 TEST(Prediction, HalfWiresHalveTheBytes) {
   const PlanRow r = predict(inputs(), {2, 1}, parse_variant("flat+bf16"));
   EXPECT_DOUBLE_EQ(r.comm_s, 0.004);
