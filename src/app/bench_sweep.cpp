@@ -48,8 +48,9 @@ void print_sweep(const LinkLevelRecord& r, const LinkModel& model) {
   for (const auto& s : r.samples)
     std::printf("| %.0f | %.3f | %.3f | %.3f |\n", s.bytes, s.seconds * 1e3,
                 level_allreduce_s(r.ranks, s.bytes, r.fit, model) * 1e3, bus * s.bytes / s.seconds / 1e9);
-  std::printf("\nfit: alpha = %.2f us, beta = %.4f ns/byte (%.3f Gbit/s)\n", r.fit.alpha_s * 1e6,
-              r.fit.beta_s_per_byte * 1e9, 8e-9 / r.fit.beta_s_per_byte);
+  std::printf("\nfit: alpha = %.2f us (below the ring's size %.2f us), beta = %.4f ns/byte (%.3f Gbit/s)\n",
+              r.fit.alpha_s * 1e6, r.fit.doubling_alpha_s() * 1e6, r.fit.beta_s_per_byte * 1e9,
+              8e-9 / r.fit.beta_s_per_byte);
 }
 
 }  // namespace

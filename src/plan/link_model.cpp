@@ -43,7 +43,7 @@ double ring_allreduce_s(int ranks, double bytes, const LinkLevel& link) {
 
 double doubling_allreduce_s(int ranks, double bytes, const LinkLevel& link) {
   if (ranks <= 1) return 0;
-  return ceil_log2(ranks) * (link.alpha_s + bytes * link.beta_s_per_byte);
+  return ceil_log2(ranks) * (link.doubling_alpha_s() + bytes * link.beta_s_per_byte);
 }
 
 double level_allreduce_s(int ranks, double bytes, const LinkLevel& level, const LinkModel& link) {

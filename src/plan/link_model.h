@@ -6,11 +6,16 @@
 
 namespace ft {
 
-// One level of the network: alpha, seconds per message step; beta, seconds per byte through one rank's link.
+// One level of the network: alpha, seconds per message step of the ring (and of a node's reduce and broadcast);
+// beta, seconds per byte through one rank's link; small_alpha, seconds per step of the small-message algorithm
+// (recursive doubling: MPI_Iallreduce, whose messages above Open MPI's eager limit wait for a rendezvous the
+// ring's eager segments do not), alpha when negative.
 struct LinkLevel {
   double alpha_s = 0;
   double beta_s_per_byte = 0;
+  double small_alpha_s = -1;
   bool known() const { return beta_s_per_byte > 0; }
+  double doubling_alpha_s() const { return small_alpha_s < 0 ? alpha_s : small_alpha_s; }
 };
 
 // The network a run's ranks talk over. ring_min_bytes: all-reduces of at least this many bytes run the ring,
@@ -36,7 +41,7 @@ struct Topology {
 // over every link: 2(p-1) alpha + 2(p-1)/p bytes beta. Zero on one rank.
 double ring_allreduce_s(int ranks, double bytes, const LinkLevel& link);
 // Recursive doubling over p ranks: ceil(log2 p) steps, each exchanging the whole buffer:
-// ceil(log2 p) (alpha + bytes beta). Zero on one rank.
+// ceil(log2 p) (small alpha + bytes beta). Zero on one rank.
 double doubling_allreduce_s(int ranks, double bytes, const LinkLevel& link);
 // One all-reduce of `ranks` ranks on one level, by the algorithm `link` chooses for its size.
 double level_allreduce_s(int ranks, double bytes, const LinkLevel& level, const LinkModel& link);

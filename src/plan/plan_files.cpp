@@ -49,6 +49,7 @@ Json level_json(const LinkLevelRecord& r) {
   Json samples = Json::array();
   for (const auto& s : r.samples) samples.push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
   return {{"alpha_s", r.fit.alpha_s}, {"beta_s_per_byte", r.fit.beta_s_per_byte},
+          {"small_alpha_s", r.fit.doubling_alpha_s()},
           {"gbit_s", 8e-9 / r.fit.beta_s_per_byte}, {"ranks", r.ranks}, {"nodes", r.nodes}, {"backend", r.backend},
           {"measured_at", r.measured_at}, {"samples", samples}};
 }
@@ -57,8 +58,10 @@ LinkLevelRecord read_level(const Json& j, const std::string& name, const std::st
   const std::string where = cat(path, " level ", name);
   LinkLevelRecord r;
   r.level = name;
-  r.fit = {json_number(j, "alpha_s", where), json_number(j, "beta_s_per_byte", where)};
-  FT_REQUIRE(r.fit.alpha_s >= 0 && r.fit.beta_s_per_byte > 0, where, ": alpha_s must be >= 0 and beta_s_per_byte > 0");
+  r.fit = {json_number(j, "alpha_s", where), json_number(j, "beta_s_per_byte", where),
+           json_number(j, "small_alpha_s", where)};
+  FT_REQUIRE(r.fit.alpha_s >= 0 && r.fit.small_alpha_s >= 0 && r.fit.beta_s_per_byte > 0, where,
+             ": alpha_s and small_alpha_s must be >= 0 and beta_s_per_byte > 0");
   r.ranks = static_cast<int>(json_integer(j, "ranks", where));
   r.nodes = static_cast<int>(json_integer(j, "nodes", where));
   r.backend = json_text(j, "backend", where);
@@ -155,7 +158,9 @@ std::string plan_json(const PlanInputs& inputs, const std::vector<PlanRow>& rows
     profiles.push_back({{"model", p.model}, {"device", p.device}, {"source", p.source}, {"batch", p.batch},
                         {"ranks", p.ranks}, {"compute_s", p.compute_s()}, {"buckets", p.buckets.size()}});
   const auto level = [](const LinkLevel& l) {
-    return l.known() ? Json{{"alpha_s", l.alpha_s}, {"beta_s_per_byte", l.beta_s_per_byte}} : Json();
+    return l.known() ? Json{{"alpha_s", l.alpha_s}, {"small_alpha_s", l.doubling_alpha_s()},
+                            {"beta_s_per_byte", l.beta_s_per_byte}}
+                     : Json();
   };
   Json out = Json::array();
   for (const auto& r : rows)

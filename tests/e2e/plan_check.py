@@ -16,9 +16,11 @@ def doubling(p, n, a, b):
 
 
 def level(p, n, lv, ring_min):
+    """lv: (alpha, beta, small alpha); the ring from ring_min bytes (never when negative), doubling below."""
     if p <= 1:
         return 0.0
-    return ring(p, n, *lv) if ring_min >= 0 and n >= ring_min else doubling(p, n, *lv)
+    alpha, beta, small_alpha = lv
+    return ring(p, n, alpha, beta) if ring_min >= 0 and n >= ring_min else doubling(p, n, small_alpha, beta)
 
 
 def allreduce(nodes, per, n, algorithm, link):
@@ -56,9 +58,10 @@ def bucket_time(bucket, row, link, element_bytes):
 def main():
     profile, link_file, plan = (json.load(open(path)) for path in sys.argv[1:4])
     levels = link_file["levels"]
-    link = {"ring_min": link_file["ring_min_bytes"],
-            "intra": (levels["intra"]["alpha_s"], levels["intra"]["beta_s_per_byte"]) if "intra" in levels else None,
-            "inter": (levels["inter"]["alpha_s"], levels["inter"]["beta_s_per_byte"]) if "inter" in levels else None}
+    link = {"ring_min": link_file["ring_min_bytes"]}
+    for name in ("intra", "inter"):
+        lv = levels.get(name)
+        link[name] = (lv["alpha_s"], lv["beta_s_per_byte"], lv["small_alpha_s"]) if lv else None
     compute = sum(profile[k] for k in ("data_s", "forward_s", "backward_s", "optimizer_s"))
     for row in plan["rows"]:
         exposed = 0.0

@@ -50,6 +50,18 @@ cluster() {
 
 hosts() { seq "$1" | sed 's/^/node/; s/$/:1/' | paste -sd,; }
 
+# Added latency needs tc netem (sch_netem) in the kernel: probed in a scratch namespace before anything runs.
+require_netem() {
+  local probe=ftnetem$$ ok=0
+  [[ " $delays " == *" "[1-9]* ]] || [[ " $delays " == *" "0.[0-9]* ]] || return 0
+  ip netns add "$probe"
+  ip -n "$probe" link set lo up
+  tc -n "$probe" qdisc add dev lo root netem delay 1ms 2>/dev/null && ok=1
+  ip netns del "$probe"
+  [ "$ok" -eq 1 ] || mn_fail "DELAYS=\"$delays\" needs tc netem, which this kernel lacks (no sch_netem): run on a kernel \
+with it, or DELAYS=0ms to measure without added latency"
+}
+
 # The link between nodes per rate and latency: a flat all-reduce sweep on 2 nodes x 1 rank, fitted.
 sweep() {
   local rate delay log
@@ -136,6 +148,7 @@ measure() {
   done
 }
 
+if { wants predict && [ -z "${PREDICTIONS:-}" ]; } || wants measure; then require_netem; fi
 if wants predict; then
   if [ -n "${PREDICTIONS:-}" ]; then
     cp "$PREDICTIONS" "$out/predictions.tsv"

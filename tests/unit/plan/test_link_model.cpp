@@ -35,6 +35,10 @@ TEST(LinkModel, DoublingExchangesTheWholeBufferCeilLog2Times) {
   EXPECT_DOUBLE_EQ(doubling_allreduce_s(4, 1e6, link), 2 * one);
   EXPECT_DOUBLE_EQ(doubling_allreduce_s(5, 1e6, link), 3 * one);
   EXPECT_DOUBLE_EQ(doubling_allreduce_s(1024, 1e6, link), 10 * one);
+  // Its own latency where the level has one; the ring keeps alpha.
+  const LinkLevel rendezvous{1e-4, 1e-9, 5e-3};
+  EXPECT_DOUBLE_EQ(doubling_allreduce_s(4, 1e6, rendezvous), 2 * (5e-3 + 1e-3));
+  EXPECT_DOUBLE_EQ(ring_allreduce_s(4, 1e6, rendezvous), ring_allreduce_s(4, 1e6, link));
 }
 
 TEST(LinkModel, TheRingStartsExactlyAtItsThreshold) {
