@@ -93,7 +93,6 @@ int link_sweep(const po::variables_map& vm, const World& world, BackendOptions o
   FT_REQUIRE(options.allreduce != AllreduceAlgorithm::hierarchical, "--sweep measures one level of the network with "
              "the flat all-reduce: leave --allreduce at auto or flat");
   options.allreduce = AllreduceAlgorithm::flat;
-  auto backend = make_backend(world, options);
   SweepSetting setting;
   setting.sizes = sweep_sizes(vm["sweep"].as<std::string>());
   setting.warmup = vm["warmup"].as<int>();
@@ -102,7 +101,7 @@ int link_sweep(const po::variables_map& vm, const World& world, BackendOptions o
   setting.fit_path = vm["fit"].as<std::string>();
   setting.backend = options.name;
   setting.mpi_algorithm = options.mpi_algorithm;
-  run_link_sweep(world, *backend, device, setting);
+  run_link_sweep(world, options, device, setting);
   return 0;
 }
 

@@ -40,14 +40,18 @@ std::string utc_now() {
   return text;
 }
 
-void print_sweep(const LinkLevelRecord& r, const LinkModel& model) {
+double fitted_s(const LinkLevel& fit, int ranks, const SweepSample& s) {
+  return s.ring ? ring_allreduce_s(ranks, s.bytes, fit) : doubling_allreduce_s(ranks, s.bytes, fit);
+}
+
+void print_sweep(const LinkLevelRecord& r) {
   const double bus = 2.0 * (r.ranks - 1) / r.ranks;
   std::printf("all-reduce sweep, level %s: %d ranks on %d node(s), backend %s, median of the slowest rank\n\n"
-              "| bytes | time_ms | fit_ms | busbw_GB_s |\n|---|---|---|---|\n",
+              "| bytes | algorithm | time_ms | fit_ms | busbw_GB_s |\n|---|---|---|---|---|\n",
               r.level.c_str(), r.ranks, r.nodes, r.backend.c_str());
   for (const auto& s : r.samples)
-    std::printf("| %.0f | %.3f | %.3f | %.3f |\n", s.bytes, s.seconds * 1e3,
-                level_allreduce_s(r.ranks, s.bytes, r.fit, model) * 1e3, bus * s.bytes / s.seconds / 1e9);
+    std::printf("| %.0f | %s | %.3f | %.3f | %.3f |\n", s.bytes, s.ring ? "ring" : "doubling", s.seconds * 1e3,
+                fitted_s(r.fit, r.ranks, s) * 1e3, bus * s.bytes / s.seconds / 1e9);
   std::printf("\nfit: alpha = %.2f us (below the ring's size %.2f us), beta = %.4f ns/byte (%.3f Gbit/s)\n",
               r.fit.alpha_s * 1e6, r.fit.doubling_alpha_s() * 1e6, r.fit.beta_s_per_byte * 1e9,
               8e-9 / r.fit.beta_s_per_byte);
@@ -80,7 +84,8 @@ double ring_min_bytes(BackendName backend, MpiAlgorithm mpi_algorithm) {
   return static_cast<double>(MpiBackend::kRingMinBytes);
 }
 
-void run_link_sweep(const World& world, Backend& backend, const at::Device& device, const SweepSetting& s) {
+void run_link_sweep(const World& world, const BackendOptions& options, const at::Device& device,
+                    const SweepSetting& s) {
   const int nodes = world.node_count();
   LinkLevelRecord record;
   record.level = s.level == "auto" ? (nodes > 1 ? "inter" : "intra") : s.level;
@@ -95,14 +100,28 @@ void run_link_sweep(const World& world, Backend& backend, const at::Device& devi
   record.nodes = nodes;
   record.backend = choice_name(s.backend);
   record.measured_at = world.broadcast(utc_now());
-  for (const double bytes : s.sizes) record.samples.push_back({bytes, sweep_seconds(world, backend, device, bytes, s)});
+  // Every size round the ring, where the backend runs one; below the ring's size, also as the backend's own
+  // all-reduce runs it there (MPI_Iallreduce), each algorithm's latency shows where its sizes are small.
+  const double ring_from = ring_min_bytes(s.backend, s.mpi_algorithm);
+  BackendOptions ring_options = options;
+  if (options.name == BackendName::mpi && ring_from != 0) ring_options.mpi_algorithm = MpiAlgorithm::ring;
+  BackendOptions doubling_options = options;
+  doubling_options.mpi_algorithm = MpiAlgorithm::native;
+  if (ring_from >= 0) {
+    auto ring = make_backend(world, ring_options);
+    for (const double bytes : s.sizes) record.samples.push_back({bytes, sweep_seconds(world, *ring, device, bytes, s)});
+  }
+  if (ring_from != 0) {
+    auto doubling = make_backend(world, doubling_options);
+    for (const double bytes : s.sizes)
+      if (ring_from < 0 || bytes < ring_from)
+        record.samples.push_back({bytes, sweep_seconds(world, *doubling, device, bytes, s), false});
+  }
   if (world.rank() != 0) return;
-  LinkModel model;
-  model.ring_min_bytes = ring_min_bytes(s.backend, s.mpi_algorithm);
-  record.fit = fit_level(record.samples, record.ranks, model);
-  print_sweep(record, model);
+  record.fit = fit_level(record.samples, record.ranks);
+  print_sweep(record);
   if (!s.fit_path.empty()) {
-    write_file_atomically(s.fit_path, link_json(merge_link_level(s.fit_path, record, model.ring_min_bytes)));
+    write_file_atomically(s.fit_path, link_json(merge_link_level(s.fit_path, record, ring_from)));
     std::printf("link file: %s (level %s)\n", s.fit_path.c_str(), record.level.c_str());
   }
   std::fflush(stdout);

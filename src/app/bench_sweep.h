@@ -11,8 +11,8 @@
 
 namespace ft {
 
-class Backend;
 class World;
+struct BackendOptions;
 
 struct SweepSetting {
   std::vector<double> sizes;  // bytes, each a multiple of 4 (fp32 elements)
@@ -30,8 +30,10 @@ std::vector<double> sweep_sizes(const std::string& text);
 // The size from which the backend's all-reduce runs the ring (-1: never, 0: always), as the link model needs it.
 double ring_min_bytes(BackendName backend, MpiAlgorithm mpi_algorithm);
 
-// Collective: every size timed (median over iterations of the slowest rank, each iteration from a barrier);
-// rank 0 prints the table and the fit and writes the level into setting.fit_path.
-void run_link_sweep(const World& world, Backend& backend, const at::Device& device, const SweepSetting& setting);
+// Collective: every size timed (median over iterations of the slowest rank, each iteration from a barrier) through
+// the ring where the backend has one, and below the size from which it takes the ring (the mpi backend's `auto`)
+// through MPI_Iallreduce too; rank 0 prints the table and the fit and writes the level into setting.fit_path.
+void run_link_sweep(const World& world, const BackendOptions& options, const at::Device& device,
+                    const SweepSetting& setting);
 
 }  // namespace ft

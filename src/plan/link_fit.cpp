@@ -1,7 +1,7 @@
-// The two-regime fit of link_fit.h: beta from the larger half of the sizes, where bandwidth dominates, by least
-// squares with a free intercept; each algorithm's alpha from its smaller sizes, the median of what each time
-// leaves after beta's share. Small messages that finish sooner than the link's rate allows (socket buffers, a
-// shaper's burst) then cannot bend beta, nor MPI_Iallreduce's rendezvous the ring's latency.
+// The two-regime fit of link_fit.h: beta from the larger sizes, where bandwidth dominates, by least squares with
+// a free intercept; each algorithm's alpha from its smaller sizes, the median of what each time leaves after
+// beta's share. Small messages that finish sooner than the link's rate allows (socket buffers, a shaper's burst)
+// then cannot bend beta, nor MPI_Iallreduce's rendezvous the ring's latency, nor noise on large sizes alpha.
 #include "plan/link_fit.h"
 
 #include <algorithm>
@@ -14,65 +14,72 @@
 namespace ft {
 namespace {
 
-// The coefficients of alpha and beta in the time of one all-reduce of `bytes` on `ranks` ranks.
-void coefficients(int ranks, double bytes, const LinkModel& link, double& a, double& b) {
+// The coefficients of alpha and beta in the time of the sample's all-reduce on `ranks` ranks.
+void coefficients(int ranks, const SweepSample& s, double& a, double& b) {
   const LinkLevel unit_alpha{1, 0}, unit_beta{0, 1};
-  a = level_allreduce_s(ranks, bytes, unit_alpha, link);
-  b = level_allreduce_s(ranks, bytes, unit_beta, link);
+  a = s.ring ? ring_allreduce_s(ranks, s.bytes, unit_alpha) : doubling_allreduce_s(ranks, s.bytes, unit_alpha);
+  b = s.ring ? ring_allreduce_s(ranks, s.bytes, unit_beta) : doubling_allreduce_s(ranks, s.bytes, unit_beta);
 }
 
-// Least squares of time = a alpha + b beta over the samples; returns beta (0 when the sizes cannot tell it).
-double bandwidth_term(const std::vector<SweepSample>& samples, int ranks, const LinkModel& link) {
+// The sizes from which a half of `samples` begins (`upper`) or up to which it reaches; all with fewer than 4.
+double half_bound(const std::vector<SweepSample>& samples, bool upper) {
+  std::set<double> distinct;
+  for (const auto& s : samples) distinct.insert(s.bytes);
+  const std::vector<double> sizes(distinct.begin(), distinct.end());
+  if (sizes.size() < 4) return upper ? sizes.front() : sizes.back();
+  return upper ? sizes[sizes.size() / 2] : sizes[(sizes.size() - 1) / 2];
+}
+
+// Least squares of time = a alpha + b beta over the samples from `from` bytes; returns beta (0 when undetermined).
+double bandwidth_term(const std::vector<SweepSample>& samples, int ranks, double from) {
   double saa = 0, sab = 0, sbb = 0, sat = 0, sbt = 0;
   for (const auto& s : samples) {
+    if (s.bytes < from) continue;
     double a = 0, b = 0;
-    coefficients(ranks, s.bytes, link, a, b);
+    coefficients(ranks, s, a, b);
     saa += a * a, sab += a * b, sbb += b * b, sat += a * s.seconds, sbt += b * s.seconds;
   }
   const double det = saa * sbb - sab * sab;
   return det > 0 ? (saa * sbt - sab * sat) / det : 0;
 }
 
+// The median latency per step of the samples up to `to` bytes, given beta; -1 when there are none.
+double latency_term(const std::vector<SweepSample>& samples, int ranks, double beta, double to) {
+  std::vector<double> latencies;
+  for (const auto& s : samples) {
+    if (s.bytes > to) continue;
+    double a = 0, b = 0;
+    coefficients(ranks, s, a, b);
+    latencies.push_back(std::max(0.0, (s.seconds - b * beta) / a));
+  }
+  return latencies.empty() ? -1 : median(latencies);
+}
+
 }  // namespace
 
-LinkLevel fit_level(const std::vector<SweepSample>& samples, int ranks, const LinkModel& link) {
+LinkLevel fit_level(const std::vector<SweepSample>& samples, int ranks) {
   FT_REQUIRE(ranks >= 2, "a link sweep needs at least 2 ranks, not ", ranks);
-  std::set<double> distinct;
+  std::set<double> sizes;
+  std::vector<SweepSample> ring, doubling;
   for (const auto& s : samples) {
     FT_REQUIRE(s.bytes > 0 && s.seconds > 0, "a link sweep sample of ", s.bytes, " bytes took ", s.seconds,
                " s: sizes and times must be positive");
-    distinct.insert(s.bytes);
+    sizes.insert(s.bytes);
+    (s.ring ? ring : doubling).push_back(s);
   }
-  FT_REQUIRE(distinct.size() >= 2, "a link sweep needs at least 2 message sizes to fit alpha and beta, got ",
-             distinct.size());
-  const std::vector<double> sizes(distinct.begin(), distinct.end());
-  // Four sizes or more: the larger half for beta, the smaller half for alpha; fewer: all of them for both.
-  const bool split = sizes.size() >= 4;
-  const double large_from = split ? sizes[sizes.size() / 2] : sizes.front();
-  const double small_to = split ? sizes[(sizes.size() - 1) / 2] : sizes.back();
-  std::vector<SweepSample> large;
-  for (const auto& s : samples)
-    if (s.bytes >= large_from) large.push_back(s);
+  FT_REQUIRE(sizes.size() >= 2, "a link sweep needs at least 2 message sizes to fit alpha and beta, got ",
+             sizes.size());
+  const std::vector<SweepSample>& wide = ring.empty() ? doubling : ring;
   LinkLevel fit;
-  fit.beta_s_per_byte = bandwidth_term(large, ranks, link);
+  fit.beta_s_per_byte = bandwidth_term(wide, ranks, half_bound(wide, true));
   FT_REQUIRE(fit.beta_s_per_byte > 0 && std::isfinite(fit.beta_s_per_byte),
              "the link sweep's times do not grow with the message size (fitted beta ", fit.beta_s_per_byte,
              " s/byte): measure sizes up to several MiB");
-  // Each sample's latency per step of its algorithm: the ring's from its smaller sizes where it ran any.
-  std::vector<double> ring_small, ring_any, doubling;
-  for (const auto& s : samples) {
-    double a = 0, b = 0;
-    coefficients(ranks, s.bytes, link, a, b);
-    const double latency = std::max(0.0, (s.seconds - b * fit.beta_s_per_byte) / a);
-    if (link.ring_min_bytes < 0 || s.bytes < link.ring_min_bytes) {
-      doubling.push_back(latency);
-      continue;
-    }
-    ring_any.push_back(latency);
-    if (s.bytes <= small_to) ring_small.push_back(latency);
-  }
-  fit.alpha_s = median(!ring_small.empty() ? ring_small : !ring_any.empty() ? ring_any : doubling);
-  fit.small_alpha_s = doubling.empty() ? fit.alpha_s : median(doubling);
+  const double ring_alpha =
+      ring.empty() ? -1 : latency_term(ring, ranks, fit.beta_s_per_byte, half_bound(ring, false));
+  const double small_alpha = doubling.empty() ? -1 : latency_term(doubling, ranks, fit.beta_s_per_byte, HUGE_VAL);
+  fit.alpha_s = ring_alpha >= 0 ? ring_alpha : small_alpha;
+  fit.small_alpha_s = small_alpha >= 0 ? small_alpha : ring_alpha;
   return fit;
 }
 

@@ -47,7 +47,8 @@ Json parse(const std::string& path, const char* format) {
 
 Json level_json(const LinkLevelRecord& r) {
   Json samples = Json::array();
-  for (const auto& s : r.samples) samples.push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
+  for (const auto& s : r.samples)
+    samples.push_back({{"bytes", s.bytes}, {"seconds", s.seconds}, {"algorithm", s.ring ? "ring" : "doubling"}});
   return {{"alpha_s", r.fit.alpha_s}, {"beta_s_per_byte", r.fit.beta_s_per_byte},
           {"small_alpha_s", r.fit.doubling_alpha_s()},
           {"gbit_s", 8e-9 / r.fit.beta_s_per_byte}, {"ranks", r.ranks}, {"nodes", r.nodes}, {"backend", r.backend},
@@ -66,8 +67,13 @@ LinkLevelRecord read_level(const Json& j, const std::string& name, const std::st
   r.nodes = static_cast<int>(json_integer(j, "nodes", where));
   r.backend = json_text(j, "backend", where);
   r.measured_at = json_text(j, "measured_at", where);
-  for (const auto& s : json_list(j, "samples", where))
-    r.samples.push_back({json_number(s, "bytes", where + " sample"), json_number(s, "seconds", where + " sample")});
+  for (const auto& s : json_list(j, "samples", where)) {
+    const std::string algorithm = json_text(s, "algorithm", where + " sample");
+    FT_REQUIRE(algorithm == "ring" || algorithm == "doubling", where, ": a sample's algorithm is '", algorithm,
+               "', neither ring nor doubling");
+    r.samples.push_back({json_number(s, "bytes", where + " sample"), json_number(s, "seconds", where + " sample"),
+                         algorithm == "ring"});
+  }
   return r;
 }
 

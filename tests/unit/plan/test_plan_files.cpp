@@ -71,7 +71,7 @@ TEST(PlanFiles, MissingAndMalformedKeysAreNamed) {
 TEST(PlanFiles, ASweepReplacesItsLevelAndKeepsTheOther) {
   const std::string path = paths::join(test::temp_dir(), "plan-link.json");
   std::remove(path.c_str());
-  LinkLevelRecord inter{"inter", {1e-4, 8e-9}, 2, 2, "mpi", "2026-11-28T10:00:00Z", {{4096, 1e-4}, {1 << 20, 9e-3}}};
+  LinkLevelRecord inter{"inter", {1e-4, 8e-9}, 2, 2, "mpi", "2026-11-28T10:00:00Z", {{4096, 1e-4, false}, {1 << 20, 9e-3}}};
   merge(path, inter, 1 << 20);
   LinkLevelRecord intra{"intra", {1e-6, 1e-10}, 2, 1, "mpi", "2026-11-28T10:01:00Z", {{4096, 1e-6}, {1 << 20, 2e-4}}};
   merge(path, intra, 1 << 20);
@@ -82,6 +82,12 @@ TEST(PlanFiles, ASweepReplacesItsLevelAndKeepsTheOther) {
   EXPECT_DOUBLE_EQ(link.model.inter.alpha_s, 2e-4);
   EXPECT_DOUBLE_EQ(link.model.intra.beta_s_per_byte, 1e-10);
   EXPECT_EQ(link.model.ring_min_bytes, 0);
+  for (const auto& level : link.levels)
+    if (level.level == "inter") {
+      ASSERT_EQ(level.samples.size(), 2u);
+      EXPECT_FALSE(level.samples[0].ring);  // MPI_Iallreduce's sample
+      EXPECT_TRUE(level.samples[1].ring);
+    }
   const std::string bad = write("plan-bad-level.json", "{\"format\": \"fusetrain-link\", \"format_version\": 1, "
                                 "\"ring_min_bytes\": 0, \"levels\": {\"rack\": {}}}");
   EXPECT_EQ(read_error(bad, false), bad + ": level 'rack' is neither intra nor inter");
