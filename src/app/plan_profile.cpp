@@ -1,7 +1,9 @@
 // The profiled run: synthetic device-resident batches, the real model and optimizer, no all-reduce. Hooks after
 // gradient accumulation time each parameter's gradient from the start of backward; a bucket (the engine's own
-// plan) is ready when its last gradient is. Ranks started together (mpirun -np P on one machine) start every
-// step from a barrier and keep each step's slowest rank, as a step with an all-reduce would wait for it.
+// plan) is ready when its last gradient is. Ranks started together (mpirun -np P on one machine) start the timed
+// steps from one barrier and keep, step by step, the slowest rank's times, as a step that ends in an all-reduce
+// waits for it; nothing waits between steps, since MPI's waits poll and would take the cores from the ranks
+// still computing (a training rank waits for its all-reduce without polling on its training thread).
 #include "app/plan_profile.h"
 
 #include <boost/program_options.hpp>
@@ -75,12 +77,11 @@ ProfiledModel profiled_model(const Config& config, const InputShape& shape, cons
   return m;
 }
 
-// One step's times from its start (after a barrier): forward's end, each bucket's readiness, backward's end,
-// then the optimizer's own time; the slowest rank's of each.
-std::vector<double> profile_step(ProfiledModel& m, const at::Tensor& x, const at::Tensor& y, const World& world,
+// One step's times from its start: forward's end, each bucket's readiness, backward's end, then the optimizer's
+// own time.
+std::vector<double> profile_step(ProfiledModel& m, const at::Tensor& x, const at::Tensor& y,
                                  const at::Device& device, std::vector<double>& ready_at, Stopwatch& backward) {
   for (auto& p : m.parameters) p.mutable_grad() = at::Tensor();
-  world.barrier();
   Stopwatch step;
   const at::Tensor loss = at::cross_entropy_loss(m.net->forward(x), y);
   synchronize(device);
@@ -101,8 +102,21 @@ std::vector<double> profile_step(ProfiledModel& m, const at::Tensor& x, const at
   }
   times.push_back(backward_end);
   times.push_back(optimizer.seconds());
-  world.allreduce_max(times.data(), static_cast<int>(times.size()));
   return times;
+}
+
+// Every rank's steps, each time the slowest rank's in that step. Collective.
+std::vector<std::vector<double>> slowest_of_ranks(const World& world, const std::vector<std::vector<double>>& steps) {
+  std::string mine;
+  for (const auto& s : steps) mine.append(reinterpret_cast<const char*>(s.data()), s.size() * sizeof(double));
+  std::vector<std::vector<double>> slowest = steps;
+  for (const std::string& theirs : world.allgather(mine)) {
+    FT_CHECK(theirs.size() == mine.size(), "ranks profiled different numbers of steps or buckets");
+    const double* value = reinterpret_cast<const double*>(theirs.data());
+    for (auto& s : slowest)
+      for (double& t : s) t = std::max(t, *value++);
+  }
+  return slowest;
 }
 
 // The medians over steps of each time, as a profile (bucket times relative to backward's start).
@@ -181,9 +195,11 @@ int plan_profile(int argc, char** argv) {
     const at::Tensor y = at::randint(0, shape.classes, {batch}, opts.dtype(at::kLong));
     std::vector<std::vector<double>> timed;
     for (int i = 0; i < warmup + steps; ++i) {
-      auto times = profile_step(m, x, y, world, device, ready_at, backward);
+      if (i == warmup) world.barrier();
+      auto times = profile_step(m, x, y, device, ready_at, backward);
       if (i >= warmup) timed.push_back(std::move(times));
     }
+    timed = slowest_of_ranks(world, timed);
     for (auto& p : m.parameters) torch::autograd::impl::post_acc_grad_hooks(p).reset();
     StepProfile p = summarise(timed, m);
     p.model = choice_name(config.model.name);

@@ -149,17 +149,16 @@ measure() {
 }
 
 if { wants predict && [ -z "${PREDICTIONS:-}" ]; } || wants measure; then require_netem; fi
-if wants predict; then
-  if [ -n "${PREDICTIONS:-}" ]; then
-    cp "$PREDICTIONS" "$out/predictions.tsv"
-  else
-    command -v jq > /dev/null || mn_fail "jq not found"
-    echo "--- the link between nodes, swept per rate and latency (2 nodes x 1 rank)"
-    sweep
-    echo "--- the compute on one node, 1 to $largest ranks at once"
-    profile
-    predict
-  fi
+if [ -n "${PREDICTIONS:-}" ]; then
+  cp "$PREDICTIONS" "$out/predictions.tsv"
+  echo "--- predictions: $PREDICTIONS (sha256 $(sha256sum < "$out/predictions.tsv" | cut -c1-64)), made earlier"
+elif wants predict; then
+  command -v jq > /dev/null || mn_fail "jq not found"
+  echo "--- the link between nodes, swept per rate and latency (2 nodes x 1 rank)"
+  sweep
+  echo "--- the compute on one node, 1 to $largest ranks at once"
+  profile
+  predict
   echo "--- predictions: $out/predictions.tsv (sha256 $(sha256sum < "$out/predictions.tsv" | cut -c1-64)), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 fi
 if wants measure; then
