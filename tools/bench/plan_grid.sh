@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cost model of `fusetrain plan` against the namespace cluster (tests/multinode/netns_cluster.sh; root only):
-# the link swept on 2 nodes per rate and latency, the compute profiled on one node with 1 to N ranks at once, the
+# the link swept on 2 nodes per rate and latency, the compute profiled on 1 to N nodes without communication, the
 # predictions of every cell written (and checksummed) before any step is measured, then ResNet-18 and simple_cnn
 # training steps measured on 2, 3 and 4 nodes and the table of predicted against measured, with the bounds: step
 # time within 10% of the measured median in the median over the grid and within 20% in every cell, and scaling
@@ -78,18 +78,22 @@ sweep() {
   done
 }
 
-# The compute on one node: each model with 1 and with N ranks at once (the placement of N namespace nodes on this
-# machine's cores), one thread per rank as the measured steps run.
+# The compute of each model with 1 and with N ranks at once, placed as the measured steps are (a rank on each of
+# N namespace nodes: each remote node's processes start a session, and so a scheduler autogroup, of their own,
+# which on a loaded machine gives N nodes N shares of the cores where N ranks of one node get one), computing
+# without communication; one thread per rank.
 profile() {
   local model p log
-  for model in $models; do
-    for p in 1 $node_counts; do
+  for p in 1 $node_counts; do
+    netns_up "$p" > /dev/null
+    for model in $models; do
       log=$out/logs/profile-$model-$p.log
-      mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np "$p" "$FT" plan profile \
-        --model "$model" --device cpu --batch "$(batch "$model")" --steps "${PROFILE_STEPS:-10}" --warmup 2 \
-        --threads 1 --out "$out/profile-$model-$p.json" > "$log" 2>&1 || { tail -n 20 "$log"; mn_fail "profile failed (see $log)"; }
+      mn_mpirun node1 "$(hosts "$p")" "$p" "$FT" plan profile --model "$model" --device cpu --batch "$(batch "$model")" \
+        --steps "${PROFILE_STEPS:-10}" --warmup 2 --threads 1 --out "$out/profile-$model-$p.json" > "$log" 2>&1 ||
+        { tail -n 20 "$log"; mn_fail "profile failed (see $log)"; }
       grep '^profile of' "$log"
     done
+    netns_down
   done
 }
 
@@ -156,7 +160,7 @@ elif wants predict; then
   command -v jq > /dev/null || mn_fail "jq not found"
   echo "--- the link between nodes, swept per rate and latency (2 nodes x 1 rank)"
   sweep
-  echo "--- the compute on one node, 1 to $largest ranks at once"
+  echo "--- the compute, 1 to $largest namespace nodes of a rank each, without communication"
   profile
   predict
   echo "--- predictions: $out/predictions.tsv (sha256 $(sha256sum < "$out/predictions.tsv" | cut -c1-64)), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
