@@ -8,8 +8,8 @@ import pathlib
 import h5py
 
 import plots
-from coursework_tables import (PREDICTED_COLUMNS, predicted_cells, MIN_STEPS, NEAR_CHANCE, change_header, change_row, change_word, device, flags, memory_columns,
-                               rank_table_rows, run_header, run_row)
+from coursework_tables import (MIN_STEPS, NEAR_CHANCE, PREDICTED_COLUMNS, change_header, change_row, change_word, device,
+                               flags, memory_columns, predicted_cells, rank_table_rows, ranks, run_header, run_row)
 from page import Page
 from results import Run, read_run, sweep_points
 
