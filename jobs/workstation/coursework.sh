@@ -171,6 +171,26 @@ for stem in conv_relu_2_layers conv_relu_10_layers; do
 done
 sweep adamw_recipe "${common[@]}" "${backend[@]}"
 
+# The batch-size table's predicted column: the link between two ranks of this host swept with the backend the
+# runs use, then `fusetrain plan` for 1 node x 2 ranks from each one-rank point's results file.
+plan_batch_sizes() {
+  local dir=$out/sweeps/batch_size index name ranks config results rest link=$out/plan/link.json
+  local sweep_args=(--device cpu --backend gloo)
+  [ "$ngpus" -lt 2 ] || sweep_args=(--device cuda --backend nccl)
+  mkdir -p "$out/plan"
+  if [ ! -f "$link" ]; then
+    # shellcheck disable=SC2086
+    $launcher -n 2 "$bin" bench allreduce --sweep --level intra --fit "$link" --iterations 5 "${sweep_args[@]}" \
+      < /dev/null > "$out/logs/plan-link.log" 2>&1 || { tail -n 20 "$out/logs/plan-link.log" >&2; exit 1; }
+  fi
+  while IFS=$'\t' read -r index name ranks config results rest <&3; do
+    [[ "$index" != "#"* ]] && [ "$ranks" = 1 ] && [ -f "$results/$name.h5" ] || continue
+    "$bin" plan --results "$results/$name.h5" --link "$link" --topology 1x2 --allreduce flat \
+      --json "$out/plan/$name.json" > "$out/logs/plan-$name.log" 2>&1 || { tail -n 20 "$out/logs/plan-$name.log" >&2; exit 1; }
+  done 3< "$dir/points.tsv"
+}
+[ ! -f "$out/sweeps/batch_size/points.tsv" ] || plan_batch_sizes
+
 # The last batch under BatchNorm (the article: a tiny last batch gives NaN or garbage): a network with BatchNorm
 # after its hidden linear layer on 2 ranks whose slices hold 16 x 8 + 1 = 129 images, so the last batch of 16
 # would hold one image. fusetrain only drops or pads it (data.remainder: drop | pad), so the third run trains

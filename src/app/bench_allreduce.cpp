@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "app/bench_common.h"
+#include "app/bench_sweep.h"
 #include "app/command_line.h"
 #include "app/error_text.h"
 #include "comm/backend.h"
@@ -87,6 +88,23 @@ void print_table(const Config& config, const Backend& backend, const World& worl
   }
 }
 
+// --sweep: the flat all-reduce of one buffer per size and the fit of the level it crosses.
+int link_sweep(const po::variables_map& vm, const World& world, BackendOptions options, const at::Device& device) {
+  FT_REQUIRE(options.allreduce != AllreduceAlgorithm::hierarchical, "--sweep measures one level of the network with "
+             "the flat all-reduce: leave --allreduce at auto or flat");
+  options.allreduce = AllreduceAlgorithm::flat;
+  SweepSetting setting;
+  setting.sizes = sweep_sizes(vm["sweep"].as<std::string>());
+  setting.warmup = vm["warmup"].as<int>();
+  setting.iterations = vm["iterations"].as<int>();
+  setting.level = vm["level"].as<std::string>();
+  setting.fit_path = vm["fit"].as<std::string>();
+  setting.backend = options.name;
+  setting.mpi_algorithm = options.mpi_algorithm;
+  run_link_sweep(world, options, device, setting);
+  return 0;
+}
+
 }  // namespace
 
 int bench_allreduce(int argc, char** argv) {
@@ -103,7 +121,13 @@ int bench_allreduce(int argc, char** argv) {
       ("autotune", "choose the bucket sizes by timing candidates first (as distributed.autotune)")
       ("iterations", po::value<int>()->default_value(20), "timed iterations")
       ("link-gbit", po::value<double>()->default_value(0), "bandwidth of one node's link: print the bound")
-      ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases");
+      ("timeline", po::value<std::string>()->default_value(""), "Chrome-trace JSON of the fusion engine's phases")
+      ("sweep", po::value<std::string>()->implicit_value("default"),
+       "instead of the model's gradients, one buffer at each size (default: 4 KiB to 16 MiB; or bytes,bytes,...), "
+       "flat, fitted as latency alpha and inverse bandwidth beta (fusetrain plan)")
+      ("level", po::value<std::string>()->default_value("auto"),
+       "--sweep: intra (ranks of one node) | inter (ranks on several nodes) | auto")
+      ("fit", po::value<std::string>()->default_value(""), "--sweep: the link file to write the level into");
   po::variables_map vm;
   if (const int status = bench_parse(options, argc, argv, vm, "fusetrain bench allreduce"); status >= 0) return status;
 
@@ -118,6 +142,7 @@ int bench_allreduce(int argc, char** argv) {
     backend_options.mpi_algorithm =
         choice_from<MpiAlgorithm>("--mpi-algorithm", vm["mpi-algorithm"].as<std::string>());
     backend_options.cuda_device = device.is_cuda() ? device.index() : -1;
+    if (vm.count("sweep")) return link_sweep(vm, world, backend_options, device);
     auto backend = make_backend(world, backend_options);
 
     at::manual_seed(0);

@@ -17,6 +17,7 @@ const std::vector<Command>& commands() {
       {"evaluate", evaluate_command},
       {"export", export_command},
       {"predict", predict_command},
+      {"plan", plan_command},
   };
   return table;
 }

@@ -27,5 +27,6 @@ int inspect_command(int argc, char** argv);
 int evaluate_command(int argc, char** argv);
 int export_command(int argc, char** argv);
 int predict_command(int argc, char** argv);
+int plan_command(int argc, char** argv);
 
 }  // namespace ft

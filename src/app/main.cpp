@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
       "  inspect  show an HDF5 file (data shard or results) without hdf5-tools\n"
       "  sweep    expand a config's sweep: block into runs: SLURM job array, workstation plan, --run\n"
       "  export   write a trained network as safetensors or a torch.load-able file\n"
-      "  predict  classify JPEG/PNG files with a trained model: top-K classes and probabilities as CSV\n\n"
+      "  predict  classify JPEG/PNG files with a trained model: top-K classes and probabilities as CSV\n"
+      "  plan     predict step time and scaling on N nodes x G ranks from a profile and a link sweep\n\n"
       "`fusetrain <command> --help` describes each command's options.\n";
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(usage.c_str(), argc < 2 ? stderr : stdout);

@@ -28,6 +28,7 @@
 #include "results/rank_gather.h"
 #include "results/table_render.h"
 #include "results/results_file.h"
+#include "results/straggler.h"
 #include "runtime/error.h"
 #include "runtime/error_report.h"
 #include "runtime/host_name.h"
@@ -127,6 +128,20 @@ std::string done_text(const RunRecord& record) {
              fixed(last.wall_time_s, 1), " s (training ", fixed(s.train_time_s, 1), " s)");
 }
 
+// With several ranks, the verdict on a straggler (results/straggler.h) from the summary's figures.
+void print_straggler(const RunRecord& record, double threshold) {
+  if (record.ranks.size() < 2) return;
+  const auto& s = record.summary;
+  StragglerVerdict verdict;
+  verdict.rank = s.straggler_rank;
+  verdict.slow_share = s.straggler_slow_share;
+  verdict.excess = s.straggler_excess;
+  verdict.wait_share = s.straggler_wait_share;
+  std::vector<std::string> hosts;
+  for (const auto& r : record.ranks) hosts.push_back(r.hostname);
+  std::printf("%s\n", straggler_line(verdict, threshold, hosts).c_str());
+}
+
 void print_done(const RunRecord& record, const std::string& path) {
   const auto& s = record.summary;
   std::printf("done: %s, %.0f img/s, final test acc %.2f%%, best %.2f%% (epoch %d), peak memory %.1f MiB%s\n"
@@ -171,6 +186,7 @@ void write_run(const Config& config, const RunPaths& paths_of_run, Network& netw
   }
   write_results(paths_of_run.results, record);
   remove_checkpoints(paths_of_run.checkpoint);
+  print_straggler(record, config.distributed.straggler_share);
   print_done(record, paths_of_run.results);
 }
 

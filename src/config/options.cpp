@@ -433,6 +433,9 @@ std::vector<Option> option_table(Config& c) {
            "chunks), or auto = ring for buckets of at least 1 MiB, native below");
   b.number("distributed.verify_replicas", &c.distributed.verify_replicas,
            "check parameters are identical across ranks every N steps (0 = off)", at_least(0));
+  b.number("distributed.straggler_share", &c.distributed.straggler_share,
+           "a rank whose compute per step exceeds the other ranks' median by more than this share in most steps is "
+           "named at the end of the run, with the share of the step the others waited for it", above(0));
   b.flag("distributed.allow_device_sharing", &c.distributed.allow_device_sharing,
          "allow more ranks per node than GPUs (not with nccl)");
   b.text("distributed.timeline", &c.distributed.timeline, "Chrome-trace JSON file of communication phases",

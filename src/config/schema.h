@@ -137,6 +137,9 @@ struct DistributedConfig {
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;  // flat, or through node leaders
   MpiAlgorithm mpi_algorithm = MpiAlgorithm::automatic;          // mpi: ring or MPI_Iallreduce per bucket
   int verify_replicas = 0;          // compare a parameter checksum across ranks every N steps (0 = off)
+  // A rank whose compute exceeds the other ranks' median by more than this share in most steps is named as the
+  // straggler at the end of the run (results/straggler.h).
+  double straggler_share = 0.2;
   bool allow_device_sharing = false;
   std::string timeline;             // Chrome-trace JSON output path ("" = off)
   // The same bits at any number of ranks: each step's global batch is micro_batches micro-batches of

@@ -25,7 +25,8 @@ bool overwrites(const Config& config) { return config.output.overwrite && !confi
 }  // namespace
 
 TrainingMonitor::TrainingMonitor(const Config& config, const MonitorSetup& setup)
-    : setup_(setup), every_(config.output.tensorboard_every) {
+    : setup_(setup), every_(config.output.tensorboard_every),
+      windows_(setup.device.is_cuda() ? StepWindows::kDeviceEvery : 1) {
   window_.global_step = setup.start_step;
   if (setup.rank != 0) return;
   if (config.output.tensorboard && !setup.checkpoint_path.empty()) {
@@ -53,6 +54,7 @@ void TrainingMonitor::begin_epoch(int epoch, std::int64_t first_step) {
 
 void TrainingMonitor::after_step(std::int64_t global_step, std::int64_t step,
                                  const std::function<StepReading()>& read) {
+  if (setup_.clock) windows_.after_step(*setup_.clock);
   if (setup_.rank != 0) return;
   last_step_s_ = epoch_clock_.seconds();
   const bool point = log_ && log_->active() && every_ > 0 && step % every_ == 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/schema.h"
+#include "monitor/step_windows.h"
 #include "monitor/timer.h"
 #include "results/run_record.h"
 
@@ -36,6 +37,7 @@ struct MonitorSetup {
   std::int64_t rank_images_per_step = 1;
   std::int64_t start_step = 0;          // optimizer steps done before this segment
   std::string config_yaml;              // the segment's resolved config
+  PhaseClock* clock = nullptr;          // this rank's phase clock: its steps' windows (step_windows.h)
 };
 
 class TrainingMonitor {
@@ -48,12 +50,14 @@ class TrainingMonitor {
   void begin_epoch(int epoch, std::int64_t first_step);
   // After optimizer step `step` of the epoch (1-based), `global_step` since the start of the run: a
   // TensorBoard point every output.tensorboard_every steps of the epoch, a progress line when due; `read` is
-  // called only then.
+  // called only then. On every rank: the step's window of compute and wait, from the phase clock.
   void after_step(std::int64_t global_step, std::int64_t step, const std::function<StepReading()>& read);
   // The epoch's figures (global, and `rank_rows` for each rank) at `global_step`, before its line is printed.
   void end_epoch(std::int64_t global_step, const EpochRecord& record, const std::vector<RankEpochRecord>& rank_rows);
   // Before another line is printed mid-epoch: erases the progress line.
   void clear_line();
+  // This rank's compute and wait per step (or window of steps) so far.
+  const RankSteps& step_windows() const { return windows_.windows(); }
 
  private:
   void log_point(std::int64_t global_step, std::int64_t step, const StepReading& reading, double seconds);
@@ -76,6 +80,7 @@ class TrainingMonitor {
   double overhead_s_ = 0;                  // evaluation and the like, summed over the epochs seen
   int overhead_epochs_ = 0;
   Window window_;
+  StepWindows windows_;
 };
 
 }  // namespace ft

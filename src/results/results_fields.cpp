@@ -79,6 +79,11 @@ const FieldGroup<RankRecord>& rank_fields() {
       FT_FIELD(RankRecord, comm_hidden_fraction,
                "share of allreduce_s hidden behind backward: 1 - (seconds the training thread waited for the "
                "all-reduces to finish) / allreduce_s; per step the same as in total (0 without all-reduces)"),
+      FT_FIELD(RankRecord, slow_step_share,
+               "share of the compared steps in which the rank's compute (data, forward, backward, optimizer) exceeded "
+               "the other ranks' median by more than distributed.straggler_share"),
+      FT_FIELD(RankRecord, compute_excess,
+               "median over the compared steps of the rank's compute over the other ranks' median, minus 1"),
       FT_FIELD_AS(RankRecord, "data_s", phase_s[0], "seconds loading and augmenting batches"),
       FT_FIELD_AS(RankRecord, "forward_s", phase_s[1], "seconds in the forward pass and loss"),
       FT_FIELD_AS(RankRecord, "backward_s", phase_s[2], "seconds in the backward pass"),
@@ -177,6 +182,14 @@ const FieldGroup<RunSummary>& summary_fields() {
       FT_FIELD(RunSummary, cold_s, "seconds from the start of the last segment's process (the kernel's record; the "
                "slowest rank's) to the end of the last epoch's training steps: start-up, data upload, warm-up and "
                "evaluations between epochs included"),
+      FT_FIELD(RunSummary, straggler_rank, "the rank slow (by /ranks/slow_step_share) in more than half the compared "
+               "steps, the others waiting for it; -1: none"),
+      FT_FIELD(RunSummary, straggler_slow_share, "the straggler's slow_step_share (0 without one)"),
+      FT_FIELD(RunSummary, straggler_excess, "the straggler's compute_excess (0 without one)"),
+      FT_FIELD(RunSummary, straggler_wait_share,
+               "the other ranks' all-reduce wait beyond the straggler's own, as a share of their compute and wait"),
+      FT_FIELD(RunSummary, straggler_windows, "steps the straggler verdict compared (on GPUs windows of 50 steps; "
+               "the last segment's, halved into pairs beyond 512)"),
   }};
   return group;
 }

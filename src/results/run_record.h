@@ -30,6 +30,8 @@ struct RankRecord {
   std::int64_t allreduce_bytes = 0;
   double allreduce_s = 0;
   double comm_hidden_fraction = 0;     // share of allreduce_s that ran behind backward, not waited for
+  double slow_step_share = 0;          // share of steps its compute exceeded the others' median by the threshold
+  double compute_excess = 0;           // median over steps of its compute over the others' median, minus 1
   double train_loss = 0, train_acc = 0;  // final epoch, on this rank's slice only (before the all-reduce)
   std::int64_t test_images = 0;          // images in this rank's test slice
   double test_loss = 0, test_acc = 0;    // final evaluation, on this rank's test slice only
@@ -81,6 +83,9 @@ struct RunSummary {
   std::int64_t warmup_steps = 0;    // train.warmup_steps run before the clock started, their state restored
   double warmup_s = 0;              // their seconds, restore included, outside every other clock
   double cold_s = 0;                // process start to the end of the last epoch's steps (max over ranks)
+  int straggler_rank = -1;             // the rank that held the others back (-1: none; results/straggler.h)
+  double straggler_slow_share = 0, straggler_excess = 0, straggler_wait_share = 0;
+  std::int64_t straggler_windows = 0;  // steps (windows of steps on GPUs) the verdict compared
 };
 
 struct UtilizationSample {

@@ -22,7 +22,7 @@ std::int64_t draw_position(int epoch, std::int64_t slot, std::int64_t batch, int
 }  // namespace
 
 TrainingStep::TrainingStep(StepParts& parts)
-    : parts_(parts), skipped_(at::zeros({1}, at::TensorOptions().device(parts.device).dtype(at::kFloat))) {}
+    : parts_(parts), aids_(parts.world.rank()), skipped_(at::zeros({1}, at::TensorOptions().device(parts.device).dtype(at::kFloat))) {}
 
 TrainingStep::~TrainingStep() = default;
 
@@ -102,7 +102,7 @@ void TrainingStep::micro_batches(const StepAt& at, const at::Tensor& indices, Ep
     at::Tensor loss, logits;
     {
       const TimelineSpan span(p.timeline, "forward", "compute");
-      std::tie(loss, logits) = forward_loss(x, y);
+      aids_.forward([&] { std::tie(loss, logits) = forward_loss(x, y); });
     }
     count_batch(loss.detach(), logits.detach().argmax(1).eq(y).sum(), at.global_step, sums);
     p.clock->end(Phase::kForward);

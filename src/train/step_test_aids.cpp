@@ -5,11 +5,13 @@
 #include <ATen/DeviceAccelerator.h>
 #include <torch/optim/optimizer.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "comm/backend.h"
 #include "kernels/stall.h"
@@ -28,6 +30,8 @@ struct Planted {
   int held_rank = -1;
   std::int64_t held_after = -1;
   double held_s = 0;
+  int slow_rank = -1;
+  double slow_ms = 0, slow_factor = 1;
 };
 
 // "R@N" at the start of `text` (rank R >= 0, N >= 0 steps); the rest of the text in `rest`. false when malformed.
@@ -57,6 +61,21 @@ void read_rank_aids(Planted& p) {
   }
 }
 
+// FUSETRAIN_TEST_SLOW_RANK=R:MS (milliseconds) or R:xF (a factor above 1 on the forward's time), R a rank.
+void read_slow_rank(Planted& p) {
+  const char* text = std::getenv("FUSETRAIN_TEST_SLOW_RANK");
+  if (!text) return;
+  char* end = nullptr;
+  p.slow_rank = static_cast<int>(std::strtol(text, &end, 10));
+  const bool rank_ok = end != text && *end == ':' && p.slow_rank >= 0;
+  const bool factor = rank_ok && end[1] == 'x';
+  const char* value = rank_ok ? end + 1 + factor : text;
+  const double amount = std::strtod(value, &end);
+  FT_REQUIRE(rank_ok && end != value && *end == '\0' && amount > (factor ? 1 : 0), "FUSETRAIN_TEST_SLOW_RANK must be ",
+             "R:MS (milliseconds above 0) or R:xF (a factor above 1) with R a rank, got '", text, "'");
+  (factor ? p.slow_factor : p.slow_ms) = amount;
+}
+
 Planted read_environment() {
   Planted p;
   if (const char* read = std::getenv("FUSETRAIN_TEST_HOST_READ_IN_STEP")) {
@@ -65,6 +84,7 @@ Planted read_environment() {
     p.host_read = std::strcmp(read, "1") == 0;
   }
   read_rank_aids(p);
+  read_slow_rank(p);
   const char* text = std::getenv("FUSETRAIN_TEST_NAN_AFTER_STEP");
   if (!text) return p;
   char* end = nullptr;
@@ -77,7 +97,7 @@ Planted read_environment() {
 
 }  // namespace
 
-StepTestAids::StepTestAids() {
+StepTestAids::StepTestAids(int rank) {
   static const Planted planted = read_environment();
   nan_step_ = planted.nan_step;
   nan_in_optimizer_ = planted.nan_in_optimizer;
@@ -87,6 +107,9 @@ StepTestAids::StepTestAids() {
   held_rank_ = planted.held_rank;
   held_after_ = planted.held_after;
   held_s_ = planted.held_s;
+  if (rank != planted.slow_rank) return;
+  slow_ms_ = planted.slow_ms;
+  slow_factor_ = planted.slow_factor;
 }
 
 void StepTestAids::before_step(std::int64_t steps_done, int rank, Backend& backend, const at::Device& device) const {
@@ -102,6 +125,14 @@ void StepTestAids::before_step(std::int64_t steps_done, int rank, Backend& backe
   }
   constexpr int kNcclRemoteError = 6;  // ncclResult_t's ncclRemoteError
   backend.plant_transport_failure(nccl_transport_failure(kNcclRemoteError));
+}
+
+void StepTestAids::forward(const std::function<void()>& run) const {
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  const double sleep_ms = slow_ms_ + (slow_factor_ - 1) * took.count();
+  if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(sleep_ms));
 }
 
 void StepTestAids::after_step(std::int64_t steps_done, Network& network, torch::optim::Optimizer& optimizer,

@@ -95,7 +95,7 @@ TrainOutcome Trainer::run() {
   const MonitorSetup watched{world_.rank(), device_, options_.checkpoint_path, state_->steps_per_epoch,
                              state_->images_per_epoch / state_->steps_per_epoch,
                              std::int64_t{config_.train.accumulation_steps} * config_.data.batch_size, global_step_,
-                             dump_config(configured_)};
+                             dump_config(configured_), state_->clock.get()};
   state_->monitor = std::make_unique<TrainingMonitor>(config_, watched);
   warm_up_before_clocks(start);
 
@@ -456,6 +456,7 @@ void Trainer::summarise(const Stopwatch& training, std::size_t resumed_epochs) {
   summary.epochs_run = static_cast<int>(out_.epochs.size());
   summary.optimizer_steps = global_step_;
   s.step->summarise(summary, out_.rank);
+  record_straggler(world_, s.monitor->step_windows(), config_.distributed.straggler_share, summary, out_.rank);
   const double images_per_step = static_cast<double>(s.images_per_epoch / s.steps_per_epoch);
   double trained_images = 0;
   for (std::size_t e = resumed_epochs; e < out_.epochs.size(); ++e)

@@ -242,6 +242,20 @@ for title, t in change_tables:
         if memory and " -> " in cell.get("CPU peak allocated (MiB)", ""):
             m1, mn = map(float, cell["CPU peak allocated (MiB)"].split(" -> "))
             check(cell[memory[0]] == f"{100 * (mn - m1) / m1:+.1f}", f"[2] {title}: {row[0]} memory change")
+# The batch-size table's predicted columns (`fusetrain plan` from each one-rank run): made for every pair, the
+# speed-up the efficiency printed beside it means, an efficiency no rank count exceeds.
+predicted = [(title, t) for title, t in change_tables if "predicted speed-up" in t["columns"]]
+check(len(predicted) == 1, f"[2] {len(predicted)} tables with a predicted speed-up, expected the batch sizes' alone")
+for title, t in predicted:
+    for row in t["cells"]:
+        cell = dict(zip(t["columns"], row))
+        check(cell["predicted speed-up"] != "-", f"[2] {title}: {row[0]} has no prediction (no OUT/plan file)")
+        if cell["predicted speed-up"] == "-":
+            continue
+        n, efficiency = int(cell["ranks"].split(" -> ")[1]), float(cell["predicted scaling efficiency (%)"])
+        check(0 < efficiency <= 100, f"[2] {title}: {row[0]} predicted efficiency {efficiency}% out of (0, 100]")
+        check(cell["predicted speed-up"] == f"{n * efficiency / 100:.2f}x",
+              f"[2] {title}: {row[0]} predicted speed-up {cell['predicted speed-up']} is not {n} x {efficiency}%")
 
 # --- [4] The report opens with what was run and says smoke numbers test the pipeline ------------------------------
 first = contents["sections"][0]

@@ -8,8 +8,8 @@ import pathlib
 import h5py
 
 import plots
-from coursework_tables import (MIN_STEPS, NEAR_CHANCE, change_header, change_row, change_word, device, flags, memory_columns,
-                               rank_table_rows, run_header, run_row)
+from coursework_tables import (MIN_STEPS, NEAR_CHANCE, PREDICTED_COLUMNS, change_header, change_row, change_word, device,
+                               flags, memory_columns, predicted_cells, rank_table_rows, ranks, run_header, run_row)
 from page import Page
 from results import Run, read_run, sweep_points
 
@@ -109,11 +109,18 @@ class Writer:
                               "of chance): "
                               + "; ".join(f"{n}: {', '.join(why)}" for n, why in found) + ".")
 
-    def change_table(self, name: str, pairs: list[tuple[str, Run, Run]]) -> None:
-        """One row per (label, one-rank run, many-rank run) pair, beside the values it derives from."""
-        if pairs:
-            self.page.table(name, change_header(change_word([(a, b) for _, a, b in pairs])),
-                            [change_row(label, a, b) for label, a, b in pairs])
+    def change_table(self, name: str, pairs: list[tuple[str, Run, Run]], predicted: bool = False) -> None:
+        """One row per (label, one-rank run, many-rank run) pair, beside the values it derives from; `predicted`
+        adds what `fusetrain plan` predicted for the many-rank run from the one-rank run (OUT/plan/<run>.json)."""
+        if not pairs:
+            return
+        header = change_header(change_word([(a, b) for _, a, b in pairs]))
+        rows = [change_row(label, a, b) for label, a, b in pairs]
+        if predicted:
+            header += PREDICTED_COLUMNS
+            rows = [row + predicted_cells(self.cw.out / "plan" / f"{a.name}.json", ranks(b))
+                    for row, (_, a, b) in zip(rows, pairs)]
+        self.page.table(name, header, rows)
 
     def rank_table(self, name: str, runs: list[Run]) -> None:
         """One row per rank of every run (the students' second table per batch size and per backend)."""

@@ -38,9 +38,14 @@ def batch_sizes(w: Writer) -> None:
     plots.plt.close(fig)
     w.page.figure(path, f"throughput and {word} per batch size")
     pairs = [(b, [r for r in runs if r.batch_size == b]) for b in sorted({r.batch_size for r in runs})]
+    w.page.text("The predicted columns are `fusetrain plan`'s, made from the one-rank run's phase times and the "
+                "link between two ranks of this host (`fusetrain bench allreduce --sweep`) for 1 node x 2 ranks, "
+                "each rank computing as the one-rank run did (a GPU each; CPU ranks of one thread each): the "
+                "speed-up that communication alone leaves. Where two ranks share a device or cores, the measured "
+                "speed-up falls below it by what they take from each other (docs/planning.md in the source tree).")
     w.change_table("one against two ranks per batch size: change",
                    [(f"batch {b}", min(group, key=ranks), max(group, key=ranks)) for b, group in pairs
-                    if len({ranks(r) for r in group}) > 1])
+                    if len({ranks(r) for r in group}) > 1], predicted=True)
     w.rank_table("batch size per rank", runs)
     w.utilisation(runs)
 

@@ -3,7 +3,9 @@
 """Run rows, per-rank rows, change rows and the flags of runs too short to judge, for coursework.py."""
 from __future__ import annotations
 
+import json
 import math
+import pathlib
 
 import numpy as np
 import yaml
@@ -176,6 +178,21 @@ def change_row(name: str, one: Run, many: Run) -> list:
     return ([name, f"{ranks(one)} -> {ranks(many)}", f"{sig(t1)} -> {sig(tn)}", f"{speedup:.2f}x",
              f"{100 * speedup * ranks(one) / ranks(many):.1f}", f"{100 * (tn - t1) / t1:+.1f}"] + memory
             + [f"{a1:.2f} -> {an:.2f}", f"{an - a1:+.2f}"])
+
+
+PREDICTED_COLUMNS = ["predicted scaling efficiency (%)", "predicted speed-up"]
+
+
+def predicted_cells(plan: pathlib.Path, many: int) -> list[str]:
+    """`fusetrain plan`'s efficiency for `many` ranks from its JSON file, and the speed-up it means (many x the
+    efficiency); "-" twice when the prediction was not made."""
+    if not plan.is_file():
+        return ["-", "-"]
+    rows = [r for r in json.loads(plan.read_text())["rows"] if r["devices"] == many and r["allreduce"] == "flat"]
+    if not rows:
+        return ["-", "-"]
+    efficiency = float(f"{100 * rows[0]['efficiency']:.1f}")
+    return [f"{efficiency:.1f}", f"{many * efficiency / 100:.2f}x"]
 
 
 PHASES = ("forward_s", "backward_s", "comm_wait_s", "data_s")

@@ -33,7 +33,8 @@ FIELDS = {
                 "test_acc": _F64, "lr": _F64, "epoch_time_s": _F64, "images_per_s": _F64, "weights_digest": _TEXT,
                 "optimizer_digest": _TEXT},
     "/ranks": {"hostname": _TEXT, "device": _TEXT, "local_rank": _I32, "peak_memory_bytes": _I64,
-               "peak_allocated_bytes": _I64, "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, "comm_hidden_fraction": _F64, **{phase: _F64 for phase in PHASES}, "phase_clock": _TEXT,
+               "peak_allocated_bytes": _I64, "train_images": _I64, "allreduce_bytes": _I64, "allreduce_s": _F64, "comm_hidden_fraction": _F64,
+               "slow_step_share": _F64, "compute_excess": _F64, **{phase: _F64 for phase in PHASES}, "phase_clock": _TEXT,
                "train_loss": _F64, "train_acc": _F64, "test_images": _I64, "test_loss": _F64, "test_acc": _F64},
     "/rank_epochs": {"rank": _I32, "epoch": _I32, "train_loss": _F64, "train_acc": _F64, "test_loss": _F64,
                      "test_acc": _F64},
@@ -49,6 +50,8 @@ FIELDS = {
                  "optimizer_steps": _I64, "skipped_steps": _I64, "bucket_mib": _F64, "first_bucket_mib": _F64,
                  "last_bucket_mib": _F64, "buckets_autotuned": _I64, "graph_captures": _I64, "graph_replays": _I64,
                  "train_steps_s": _F64, "warmup_steps": _I64, "warmup_s": _F64, "cold_s": _F64},
+                 "straggler_rank": _I64, "straggler_slow_share": _F64, "straggler_excess": _F64,
+                 "straggler_wait_share": _F64, "straggler_windows": _I64},
 }
 
 EVALUATION_FORMAT_VERSION = 1

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# fusetrain plan on the CPU: a link sweep on 2 ranks into a link file, a profile of 1 rank, predictions for 1 and
+# 2 ranks checked against the model computed again in this script (plan_check.py, from the two files alone), a
+# run's results file as the profile, the plot, and clear refusals of bad input.
+set -euo pipefail
+: "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_MPIRUN:?}" "${FUSETRAIN_PYTHON:?}"
+src=/usr/share/datasets/fashion-mnist
+[ -f "$src/train-images-idx3-ubyte.gz" ] || { echo "SKIP: dataset-fashion-mnist not installed"; exit 77; }
+FT=$FUSETRAIN_BIN/fusetrain
+here=$(cd "$(dirname "$0")" && pwd)
+work=$FUSETRAIN_TMP/plan
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck disable=SC2206
+mpirun=($FUSETRAIN_MPIRUN)
+
+"${mpirun[@]}" -np 2 "$FT" bench allreduce --sweep 4096,65536,1048576,4194304 --iterations 3 --warmup 1 \
+  --level intra --fit "$work/link.json" | tee "$work/sweep.log"
+grep -q "^fit: alpha = [0-9.]* us (below the ring's size [0-9.]* us), beta = [0-9.]* ns/byte" "$work/sweep.log" ||
+  fail "no fit line"
+"$FT" plan profile --model simple_cnn --device cpu --batch 8 --steps 3 --warmup 1 --threads 1 \
+  --out "$work/profile.json" | tee "$work/profile.log"
+grep -q "^profile of simple_cnn on .*, batch 8, 1 rank(s) computing at once, median of 3 steps" "$work/profile.log" ||
+  fail "no profile line"
+
+"$FT" plan --profile "$work/profile.json" --link "$work/link.json" --topology 1x1,1x2 \
+  --allreduce flat,hierarchical,flat+bf16,flat+powersgd:2 --json "$work/plan.json" | tee "$work/plan.md"
+[ "$(grep -c '^| 1 x [12] |' "$work/plan.md")" = 8 ] || fail "expected 8 rows (2 topologies x 4 all-reduces)"
+"$FUSETRAIN_PYTHON" "$here/plan_check.py" "$work/profile.json" "$work/link.json" "$work/plan.json"
+"$FUSETRAIN_PYTHON" "$FUSETRAIN_SOURCE/tools/report/plan_plot.py" "$work/plan.json" --out "$work/plan.png"
+[ -s "$work/plan.png" ] || fail "no plot"
+
+# A finished 1-rank run's phase times as the compute, its buckets from the model and data.
+"$FUSETRAIN_BIN/fusetrain-prep" --format idx --input "$src" --output "$work/data" --shards 1 --limit 256 > /dev/null
+"$FT" train --config "$FUSETRAIN_SOURCE/configs/quickstart.yaml" --set "data.path=$work/data" --set train.epochs=1 \
+  --set train.threads=1 --set train.device=cpu --set "output.dir=$work/runs" --set output.name=one \
+  --set output.save_model=false --set output.tensorboard=false > "$work/train.log"
+"$FT" plan --results "$work/runs/one.h5" --inter 1:50 --intra 100 --topology 1x1,2x1,2x2 --allreduce flat,hierarchical \
+  --json "$work/results-plan.json" | tee "$work/results-plan.md"
+[ "$(grep -c '^| [12] x [12] |' "$work/results-plan.md")" = 6 ] || fail "expected 6 rows from the results file"
+
+# refuse NAME EXPECTED ARGS...: fusetrain plan ARGS fails with EXPECTED in its message.
+refuse() {
+  local name=$1 expected=$2
+  shift 2
+  if "$FT" plan "$@" > "$work/$name.log" 2>&1; then fail "$name was accepted"; fi
+  grep -qF -e "$expected" "$work/$name.log" || { cat "$work/$name.log"; fail "$name: unclear error"; }
+}
+refuse no-profile "give a profile (--profile" --link "$work/link.json"
+refuse no-link "give the network: a link file" --profile "$work/profile.json"
+refuse no-inter "needs the link between nodes (level inter)" --profile "$work/profile.json" --link "$work/link.json" \
+  --topology 2x1
+refuse bad-topology "--topology: '2by1' is not NODESxRANKS_PER_NODE" --profile "$work/profile.json" \
+  --link "$work/link.json" --topology 2by1
+refuse bad-allreduce "all-reduce 'ring': flat or hierarchical" --profile "$work/profile.json" --link "$work/link.json" \
+  --allreduce ring
+refuse not-a-link "not a fusetrain-link file" --profile "$work/profile.json" --link "$work/profile.json"
+refuse one-machine "no profile measured with 2 ranks computing at once" --profile "$work/profile.json" \
+  --link "$work/link.json" --topology 1x2 --one-machine
+if "$FT" plan profile --model simple_cnn --device cpu > "$work/no-out.log" 2>&1; then fail "profile without --out"; fi
+grep -q "error: --out is required" "$work/no-out.log" || { cat "$work/no-out.log"; fail "unclear --out error"; }
+if "${mpirun[@]}" -np 2 "$FT" bench allreduce --sweep --level inter > "$work/inter.log" 2>&1; then
+  fail "--level inter on one node was accepted"
+fi
+grep -q "level inter measures the link between nodes, but every rank runs on one node" "$work/inter.log" ||
+  { cat "$work/inter.log"; fail "unclear --level inter error"; }
+echo PASS

@@ -1,0 +1,159 @@
+// Tests of plan/prediction.cpp and plan/step_profile.cpp against steps worked out by hand: the compute of the
+// profile plus what the last all-reduce leaves after backward, PowerSGD's factors per bucket, the profile a
+// topology computes with, and the names of the all-reduces.
+#include "plan/prediction.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+// 100 ms forward, 200 ms backward, 50 ms optimizer at batch 32; two buckets of 1e6 fp32 elements ready at
+// 50 ms and at backward's end.
+StepProfile profile(int ranks = 1, double scale = 1) {
+  StepProfile p;
+  p.source = "hand";
+  p.batch = 32;
+  p.ranks = ranks;
+  p.forward_s = 0.1 * scale, p.backward_s = 0.2 * scale, p.optimizer_s = 0.05 * scale;
+  p.buckets = {{1000000, 0.05 * scale, {{1000, 1000}}}, {1000000, 0.2 * scale, {{1000000}}}};
+  return p;
+}
+
+PlanInputs inputs() {
+  PlanInputs in;
+  in.profiles = {profile()};
+  in.link.inter = {0, 1e-9};
+  in.link.intra = {0, 1e-10};
+  return in;
+}
+
+std::string error_of(const PlanInputs& in, const Topology& t, const std::string& variant) {
+  try {
+    predict(in, t, parse_variant(variant));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Prediction, OneRankIsItsProfile) {
+  const PlanRow r = predict(inputs(), {1, 1}, parse_variant("flat"));
+  EXPECT_DOUBLE_EQ(r.step_s, 0.35);
+  EXPECT_EQ(r.comm_s, 0);
+  EXPECT_DOUBLE_EQ(r.efficiency, 1);
+  EXPECT_DOUBLE_EQ(r.images_per_s, 32 / 0.35);
+}
+
+TEST(Prediction, TheLastBucketsAllReduceIsExposed) {
+  // 2 nodes: each 4 MB bucket takes 2 x 1/2 x 4e6 x 1e-9 = 4 ms; the second starts at 200 ms, when backward ends.
+  const PlanRow r = predict(inputs(), {2, 1}, parse_variant("flat"));
+  EXPECT_DOUBLE_EQ(r.comm_s, 0.008);
+  EXPECT_NEAR(r.exposed_s, 0.004, 1e-15);
+  EXPECT_NEAR(r.step_s, 0.354, 1e-15);
+  EXPECT_NEAR(r.images_per_s, 64 / 0.354, 1e-9);
+  EXPECT_NEAR(r.efficiency, 0.35 / 0.354, 1e-15);
+}
+
+TEST(Prediction, AFasterDeviceScalesComputeAndReadiness) {
+  // Twice as fast: 175 ms of compute, the second bucket ready at backward's end (100 ms), 4 ms exposed of the
+  // same link; efficiency against the scaled 1-rank step.
+  PlanInputs in = inputs();
+  in.compute_scale = 0.5;
+  const PlanRow r = predict(in, {2, 1}, parse_variant("flat"));
+  EXPECT_DOUBLE_EQ(r.compute_s, 0.175);
+  EXPECT_NEAR(r.exposed_s, 0.004, 1e-15);
+  EXPECT_NEAR(r.efficiency, 0.175 / 0.179, 1e-15);
+  in.compute_scale = 0;
+  EXPECT_THROW(predict(in, {2, 1}, parse_variant("flat")), Error);
+}
+
+TEST(Prediction, HalfWiresHalveTheBytes) {
+  const PlanRow r = predict(inputs(), {2, 1}, parse_variant("flat+bf16"));
+  EXPECT_DOUBLE_EQ(r.comm_s, 0.004);
+  EXPECT_NEAR(r.exposed_s, 0.002, 1e-15);
+}
+
+TEST(Prediction, PowerSgdSendsFactorsOfTheMatricesOnly) {
+  // Bucket 0, a 1000 x 1000 matrix at rank 4: P 4000 elements then Q 4000, 16 kB each; bucket 1, a vector,
+  // whole: 4 MB. 2 nodes: 16 us + 16 us + 4 ms.
+  const PlanRow r = predict(inputs(), {2, 1}, parse_variant("flat+powersgd:4"));
+  EXPECT_NEAR(r.comm_s, 2 * 16000e-9 + 0.004, 1e-15);
+}
+
+TEST(Prediction, PowerSgdElementsPerBucket) {
+  // A 3x3 convolution of 64 to 64 channels and its bias: [64, 576] at k = 4 sends 64 x 4, then 576 x 4.
+  ProfileBucket conv{64 * 64 * 9 + 64, 0, {{64, 64, 3, 3}, {64}}};
+  PowerSgdElements e = powersgd_elements(conv, 4);
+  EXPECT_EQ(e.first, 64 * 4 + 64);
+  EXPECT_EQ(e.second, 576 * 4);
+  // (n + m) k 2 < n m exactly: [4, 4] at rank 1 is 16 against 16, not worth it; [5, 4] is 18 against 20.
+  e = powersgd_elements({16, 0, {{4, 4}}}, 1);
+  EXPECT_EQ(e.first, 16);
+  EXPECT_EQ(e.second, 0);
+  e = powersgd_elements({20, 0, {{5, 4}}}, 1);
+  EXPECT_EQ(e.first, 5);
+  EXPECT_EQ(e.second, 4);
+  // k is at most the smaller side: [8, 2] at rank 4 has k = 2, (8 + 2) 2 2 = 40 >= 16: sent whole.
+  e = powersgd_elements({16, 0, {{8, 2}}}, 4);
+  EXPECT_EQ(e.first, 16);
+  EXPECT_EQ(e.second, 0);
+}
+
+TEST(Prediction, OneMachineTakesTheComputeMeasuredWithThatManyRanks) {
+  PlanInputs in = inputs();
+  in.one_machine = true;
+  in.profiles.push_back(profile(2, 2));  // two ranks at once: every phase twice as long
+  const PlanRow r = predict(in, {2, 1}, parse_variant("flat"));
+  EXPECT_EQ(r.profile_ranks, 2);
+  EXPECT_DOUBLE_EQ(r.compute_s, 0.7);
+  EXPECT_NEAR(r.efficiency, 0.35 / (0.7 + 0.004), 1e-15);  // against the 1-rank step
+  EXPECT_NE(error_of(in, {3, 1}, "flat").find("mpirun -np 3 fusetrain plan profile"), std::string::npos);
+}
+
+TEST(Prediction, MissingLevelsAndBaselineAreNamed) {
+  PlanInputs in = inputs();
+  in.link.inter = {};
+  EXPECT_NE(error_of(in, {2, 1}, "flat").find("level inter"), std::string::npos);
+  EXPECT_EQ(error_of(in, {1, 4}, "flat"), "");  // one node needs no link between nodes
+  in = inputs();
+  in.link.intra = {};
+  EXPECT_NE(error_of(in, {2, 4}, "hierarchical").find("level intra"), std::string::npos);
+  EXPECT_EQ(error_of(in, {2, 4}, "flat"), "");  // the flat ring runs at the inter-node hop
+  in = inputs();
+  in.profiles[0].ranks = 2;
+  EXPECT_NE(error_of(in, {1, 1}, "flat").find("no profile measured on 1 rank"), std::string::npos);
+}
+
+TEST(Prediction, AllReduceNames) {
+  for (const std::string name : {"flat", "hierarchical", "flat+fp16", "hierarchical+bf16", "flat+powersgd:4"})
+    EXPECT_EQ(parse_variant(name).name(), name);
+  EXPECT_EQ(parse_variant("flat+fp32").name(), "flat");
+  for (const std::string bad : {"ring", "flat+fp8", "flat+powersgd:0", "flat+powersgd:x", "flat+powersgd:", ""})
+    EXPECT_THROW(parse_variant(bad), Error) << bad;
+}
+
+TEST(Prediction, ProfileChecks) {
+  StepProfile p = profile();
+  EXPECT_NO_THROW(check_profile(p, "p.json"));
+  p.buckets[0].ready_s = 0.3;
+  EXPECT_THROW(check_profile(p, "p.json"), Error);
+  p = profile();
+  p.buckets[0].elements = 999;  // its shape holds 1e6
+  try {
+    check_profile(p, "p.json");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json: bucket 0's shapes hold 1000000 elements, not 999"), std::string::npos);
+  }
+  p = profile();
+  p.batch = 0;
+  EXPECT_THROW(check_profile(p, "p.json"), Error);
+}
+
+}  // namespace
+}  // namespace ft

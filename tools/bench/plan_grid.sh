@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The cost model of `fusetrain plan` against the namespace cluster (tests/multinode/netns_cluster.sh; root only):
+# the link swept on 2 nodes per rate and latency, the compute profiled on 1 to N nodes without communication, the
+# predictions of every cell written (and checksummed) before any step is measured, then ResNet-18 and simple_cnn
+# training steps measured on 2, 3 and 4 nodes and the table of predicted against measured, with the bounds: step
+# time within 10% of the measured median in the median over the grid and within 20% in every cell, and scaling
+# efficiency within 5 points in the median.
+#
+# Usage: tools/bench/plan_grid.sh OUT     (as root; OUT/predictions.tsv first, then OUT/measured.tsv, OUT/grid.md)
+# Environment: FUSETRAIN_BIN_DIR (default build/bin), RATES (default "100mbit 1gbit 10gbit"), DELAYS (one-way
+# latency added on each node's link by tc netem, default "0ms 2ms"), NODES (default "2 3 4"), MODELS (default
+# "simple_cnn resnet18"), BATCH_simple_cnn (default 64), BATCH_resnet18 (default 32), STEPS (timed steps per run,
+# default 10), REPEATS (runs of every cell, each against its own 1-node run, default 3), SWEEP_ITERATIONS (default
+# 8), PROFILE_STEPS (default 10), PREDICTIONS (measure against this predictions.tsv, made earlier, instead of
+# sweeping, profiling and predicting afresh), PHASES (default "predict measure compare").
+set -euo pipefail
+[ $# -eq 1 ] || { sed -n '9,16p' "$0"; exit 2; }
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export FUSETRAIN_BIN_DIR=${FUSETRAIN_BIN_DIR:-$root/build/bin}
+export FUSETRAIN_TMP=$1
+# shellcheck source-path=SCRIPTDIR source=../../tests/multinode/netns_cluster.sh
+source "$root/tests/multinode/netns_cluster.sh"
+# shellcheck source-path=SCRIPTDIR source=../../tests/multinode/lib.sh
+source "$root/tests/multinode/lib.sh"
+out=$FUSETRAIN_TMP
+mkdir -p "$out/logs"
+trap netns_down EXIT
+rates=${RATES:-100mbit 1gbit 10gbit} delays=${DELAYS:-0ms 2ms} node_counts=${NODES:-2 3 4}
+models=${MODELS:-simple_cnn resnet18} steps=${STEPS:-10} repeats=${REPEATS:-3}
+wants() { [[ " ${PHASES:-predict measure compare} " == *" $1 "* ]]; }
+batch() { local var=BATCH_$1; case $1 in resnet18) echo "${!var:-32}" ;; *) echo "${!var:-64}" ;; esac; }
+largest=$(tr ' ' '\n' <<< "$node_counts" | sort -n | tail -n 1)
+
+# cluster N RATE DELAY: N nodes whose data links run at RATE, each node's outgoing traffic delayed by DELAY (netem
+# before the rate's tbf); TCP keeps its window after idle (a step's forward leaves the link idle), as HPC hosts set it.
+cluster() {
+  local n=$1 rate=$2 delay=$3 i ns bits burst
+  netns_up "$n" "$rate" > /dev/null
+  bits=$(numfmt --from=si "$(tr '[:lower:]' '[:upper:]' <<< "${rate%bit}")")
+  burst=$((bits / 8 / 1000))
+  [ "$burst" -ge 262144 ] || burst=262144
+  for i in $(seq "$n"); do
+    ns=$(netns_name "node$i")
+    ip netns exec "$ns" sysctl -qw net.ipv4.tcp_slow_start_after_idle=0
+    [ "$delay" = 0ms ] && continue
+    tc -n "$ns" qdisc replace dev eth0 root handle 1: netem delay "$delay" limit 100000
+    tc -n "$ns" qdisc add dev eth0 parent 1:1 handle 10: tbf rate "$rate" burst "$burst" latency 20ms
+  done
+}
+
+hosts() { seq "$1" | sed 's/^/node/; s/$/:1/' | paste -sd,; }
+
+# Added latency needs tc netem (sch_netem) in the kernel: probed in a scratch namespace before anything runs.
+require_netem() {
+  local probe=ftnetem$$ ok=0
+  [[ " $delays " == *" "[1-9]* ]] || [[ " $delays " == *" "0.[0-9]* ]] || return 0
+  ip netns add "$probe"
+  ip -n "$probe" link set lo up
+  tc -n "$probe" qdisc add dev lo root netem delay 1ms 2>/dev/null && ok=1
+  ip netns del "$probe"
+  [ "$ok" -eq 1 ] || mn_fail "DELAYS=\"$delays\" needs tc netem, which this kernel lacks (no sch_netem): run on a kernel \
+with it, or DELAYS=0ms to measure without added latency"
+}
+
+# The link between nodes per rate and latency: a flat all-reduce sweep on 2 nodes x 1 rank, fitted.
+sweep() {
+  local rate delay log
+  for rate in $rates; do
+    for delay in $delays; do
+      log=$out/logs/sweep-$rate-$delay.log
+      cluster 2 "$rate" "$delay"
+      mn_mpirun node1 "$(hosts 2)" 2 "$FT" bench allreduce --sweep --level inter --fit "$out/link-$rate-$delay.json" \
+        --backend mpi --device cpu --iterations "${SWEEP_ITERATIONS:-8}" > "$log" 2>&1 ||
+        { tail -n 20 "$log"; mn_fail "link sweep failed (see $log)"; }
+      netns_down
+      echo "link $rate, $delay: $(grep '^fit:' "$log")"
+    done
+  done
+}
+
+# The compute of each model with 1 and with N ranks at once, placed as the measured steps are (a rank on each of
+# N namespace nodes: each remote node's processes start a session, and so a scheduler autogroup, of their own,
+# which on a loaded machine gives N nodes N shares of the cores where N ranks of one node get one), computing
+# without communication; one thread per rank.
+profile() {
+  local model p log
+  for p in 1 $node_counts; do
+    netns_up "$p" > /dev/null
+    for model in $models; do
+      log=$out/logs/profile-$model-$p.log
+      mn_mpirun node1 "$(hosts "$p")" "$p" "$FT" plan profile --model "$model" --device cpu --batch "$(batch "$model")" \
+        --steps "${PROFILE_STEPS:-10}" --warmup 2 --threads 1 --out "$out/profile-$model-$p.json" > "$log" 2>&1 ||
+        { tail -n 20 "$log"; mn_fail "profile failed (see $log)"; }
+      grep '^profile of' "$log"
+    done
+    netns_down
+  done
+}
+
+# Every cell's prediction into predictions.tsv, before any step is measured.
+predict() {
+  local model rate delay topologies profiles=() p
+  topologies=$(for n in $node_counts; do printf '%sx1,' "$n"; done)
+  printf 'model\trate\tdelay\tnodes\tstep_s\tefficiency\texposed_s\n' > "$out/predictions.tsv.part"
+  for model in $models; do
+    profiles=()
+    for p in 1 $node_counts; do profiles+=(--profile "$out/profile-$model-$p.json"); done
+    for rate in $rates; do
+      for delay in $delays; do
+        "$FT" plan "${profiles[@]}" --link "$out/link-$rate-$delay.json" --topology "${topologies%,}" --allreduce flat \
+          --one-machine --json "$out/plan-$model-$rate-$delay.json" > "$out/logs/plan-$model-$rate-$delay.md"
+        jq -r --arg m "$model" --arg r "$rate" --arg d "$delay" \
+          '.rows[] | [$m, $r, $d, .nodes, .step_s, .efficiency, .exposed_s] | @tsv' \
+          "$out/plan-$model-$rate-$delay.json" >> "$out/predictions.tsv.part"
+      done
+    done
+  done
+  mv "$out/predictions.tsv.part" "$out/predictions.tsv"
+}
+
+# step LOG NODES MODEL: one run of timed training steps on NODES nodes x 1 rank; prints "seconds images_per_s".
+step() {
+  local log=$1 n=$2 model=$3
+  mn_mpirun node1 "$(hosts "$n")" "$n" "$FT" bench step-worker --model "$model" --device cpu --backend mpi --threads 1 \
+    --batch "$(batch "$model")" --steps "$steps" --warmup 2 > "$log" 2>&1 ||
+    { tail -n 20 "$log"; mn_fail "bench step-worker failed (see $log)"; }
+  sed -n 's/^images_per_s=\([0-9.]*\) .*seconds=\([0-9.]*\) .*/\2 \1/p' "$log"
+}
+
+# Every cell REPEATS times, each repeat with its own 1-node run of each model first.
+measure() {
+  local rate delay run model n result seconds ips
+  printf 'model\trate\tdelay\tnodes\trun\tstep_s\timages_per_s\n' > "$out/measured.tsv"
+  printf '# measured against predictions.tsv sha256 %s, from %s\n' "$(sha256sum < "$out/predictions.tsv" | cut -c1-64)" \
+    "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out/measured.started"
+  for rate in $rates; do
+    for delay in $delays; do
+      cluster "$largest" "$rate" "$delay"
+      for run in $(seq "$repeats"); do
+        for model in $models; do
+          for n in 1 $node_counts; do
+            result=$(step "$out/logs/step-$model-$rate-$delay-${n}x1-$run.log" "$n" "$model")
+            read -r seconds ips <<< "$result"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$rate" "$delay" "$n" "$run" \
+              "$(awk -v s="$seconds" -v k="$steps" 'BEGIN { print s / k }')" "$ips" >> "$out/measured.tsv"
+          done
+        done
+      done
+      netns_down
+      echo "measured $rate, $delay"
+    done
+  done
+}
+
+if { wants predict && [ -z "${PREDICTIONS:-}" ]; } || wants measure; then require_netem; fi
+if [ -n "${PREDICTIONS:-}" ]; then
+  cp "$PREDICTIONS" "$out/predictions.tsv"
+  echo "--- predictions: $PREDICTIONS (sha256 $(sha256sum < "$out/predictions.tsv" | cut -c1-64)), made earlier"
+elif wants predict; then
+  command -v jq > /dev/null || mn_fail "jq not found"
+  echo "--- the link between nodes, swept per rate and latency (2 nodes x 1 rank)"
+  sweep
+  echo "--- the compute, 1 to $largest namespace nodes of a rank each, without communication"
+  profile
+  predict
+  echo "--- predictions: $out/predictions.tsv (sha256 $(sha256sum < "$out/predictions.tsv" | cut -c1-64)), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+fi
+if wants measure; then
+  [ -s "$out/predictions.tsv" ] || mn_fail "no $out/predictions.tsv: predict first (PHASES=predict) or give PREDICTIONS"
+  measure
+fi
+if wants compare; then
+  python3 "$root/tools/bench/plan_grid.py" "$out/predictions.tsv" "$out/measured.tsv" --started "$out/measured.started" |
+    tee "$out/grid.md"
+fi
