@@ -1,10 +1,11 @@
 # Several "nodes" on one machine for multi-node tests (source this file, as root): a network namespace per node,
 # veth links into bridges in a "head" namespace, each link shaped by tc tbf; nothing touches the host network.
 #
-# netns_up N [RATE]     starts node1..nodeN: the data network on eth0 (10.77.0.1..N/24, links shaped to RATE,
-#                       default 10gbit, in both directions) and an unshaped control network on eth1 (10.78.0.1..N/24,
-#                       as a cluster's management network); exit 77 = skip when not root or namespaces are
-#                       unavailable. Exports NETNS_PREFIX (namespace names), NETNS_SUBNET (data), NETNS_CTL_SUBNET
+# netns_up N [RATE] [DELAY]  starts node1..nodeN: the data network on eth0 (10.77.0.1..N/24, links shaped to RATE,
+#                       default 10gbit, in both directions; with DELAY, e.g. 2ms, each node's outgoing frames held that
+#                       long, as tc netem's delay on its egress would) and an unshaped control network on eth1
+#                       (10.78.0.1..N/24, as a cluster's management network); exit 77 = skip when not root or
+#                       namespaces are unavailable. Exports NETNS_PREFIX (namespace names), NETNS_SUBNET (data), NETNS_CTL_SUBNET
 #                       and NETNS_MPIRUN_ARGS (the Open MPI options that launch through netns_agent.sh and keep
 #                       every byte between nodes on TCP over the data network).
 # netns_exec NODE CMD   runs CMD inside NODE, or on head (10.77.0.254 and 10.78.0.254: services such as
@@ -16,9 +17,10 @@
 #
 # What this simulates: separate hosts as the software sees them (hostnames, one Open MPI daemon per node,
 # node-local ranks, shared memory only inside a node, all traffic between nodes over TCP on a link of a
-# stated bandwidth, a node vanishing, a link going down). What it does not: the wire's latency (veth hops
-# take microseconds, and netem is not used), RDMA / InfiniBand / RoCE, GPUDirect, NCCL across hosts, separate
-# file systems, clocks or kernels, and CPU isolation (every node shares this machine's cores and memory).
+# stated bandwidth, a node vanishing, a link going down; with DELAY, a wire's latency: kernels without tc netem
+# are common in VMs, so a user-space delay line, tools/bench/delay_line.c, joins a node's eth0, then a TAP device, to
+# the bridge, at 9000-byte frames). What it does not: RDMA / InfiniBand / RoCE, GPUDirect, NCCL across hosts,
+# separate file systems, clocks or kernels, and CPU isolation (every node shares this machine's cores and memory).
 # shellcheck shell=bash
 
 NETNS_SUBNET=10.77.0.0/24
@@ -62,8 +64,34 @@ netns_probe() {
   [ "$ok" -eq 1 ] || { echo "SKIP: bridge, veth, tc tbf or UTS namespaces unavailable"; exit 77; }
 }
 
+# netns_delay_us DELAY: "2ms", "500us", "0ms" or "" as whole microseconds.
+netns_delay_us() {
+  case ${1:-0ms} in
+    *ms) awk -v d="${1%ms}" 'BEGIN { printf "%d", d * 1000 }' ;;
+    *us) echo "${1%us}" ;;
+    *) echo "netns: delay '$1' is not N ms or N us" >&2; return 1 ;;
+  esac
+}
+
+# netns_delayed_link NS HUB I US: NS's eth0 and the hub's p<I> as two TAP devices joined by a delay line (run in
+# the hub's namespace, so that netns_down ends it) that holds NS's outgoing frames US microseconds.
+netns_delayed_link() {
+  local ns=$1 hub=$2 i=$3 us=$4 line=${FUSETRAIN_BIN_DIR:-}/ft-delay-line ready=/tmp/${NETNS_PREFIX}-line$3
+  [ -x "$line" ] || { echo "netns: $line not found: build the ft-delay-line target (FUSETRAIN_BIN_DIR)" >&2; return 1; }
+  [ -c /dev/net/tun ] || { echo "netns: added latency needs /dev/net/tun (TAP devices)" >&2; return 1; }
+  ip netns exec "$hub" "$line" "$us" "t$i" "p$i" > "$ready" 2> "$ready.err" &
+  disown
+  for _ in $(seq 50); do grep -q '^ready$' "$ready" 2>/dev/null && break; sleep 0.1; done
+  grep -q '^ready$' "$ready" || { cat "$ready.err" >&2; echo "netns: the delay line of node$i did not start" >&2; return 1; }
+  ip -n "$hub" link set "t$i" netns "$ns"
+  ip -n "$ns" link set "t$i" name eth0
+  ip -n "$ns" link set eth0 mtu 9000
+  ip -n "$hub" link set "p$i" mtu 9000
+}
+
 netns_up() {
-  local count=$1 rate=${2:-10gbit} i node ns hub
+  local count=$1 rate=${2:-10gbit} i node ns hub delay_us
+  delay_us=$(netns_delay_us "${3:-0ms}")
   netns_probe
   export NETNS_PREFIX=${NETNS_PREFIX:-ft$$}
   hub=$(netns_name head)
@@ -81,7 +109,11 @@ netns_up() {
     ns=$(netns_name "$node")
     ip netns add "$ns"
     netns_nodes+=("$node")
-    ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$hub"
+    if [ "$delay_us" -gt 0 ]; then
+      netns_delayed_link "$ns" "$hub" "$i" "$delay_us"
+    else
+      ip link add eth0 netns "$ns" type veth peer name "p$i" netns "$hub"
+    fi
     ip -n "$hub" link set "p$i" master br0 up
     ip link add eth1 netns "$ns" type veth peer name "c$i" netns "$hub"
     ip -n "$hub" link set "c$i" master br1 up
@@ -99,7 +131,7 @@ netns_up() {
   NETNS_MPIRUN_ARGS+=" --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self,vader"
   NETNS_MPIRUN_ARGS+=" --mca btl_tcp_if_include $NETNS_SUBNET --mca oob_tcp_if_include $NETNS_SUBNET"
   export NETNS_SUBNET NETNS_CTL_SUBNET NETNS_MPIRUN_ARGS
-  echo "netns: $count node(s) up (prefix $NETNS_PREFIX, $NETNS_SUBNET, links $rate)"
+  echo "netns: $count node(s) up (prefix $NETNS_PREFIX, $NETNS_SUBNET, links $rate${3:+, $3 added to every node egress})"
 }
 
 netns_pids() { ip netns pids "$(netns_name "$1")" 2>/dev/null || true; }
@@ -125,4 +157,5 @@ netns_down() {
   for node in "${netns_nodes[@]}"; do netns_kill_node "$node"; done
   for node in "${netns_nodes[@]}"; do ip netns del "$(netns_name "$node")" 2>/dev/null || true; done
   netns_nodes=()
+  rm -f /tmp/"${NETNS_PREFIX}"-line*
 }
