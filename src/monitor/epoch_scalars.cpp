@@ -33,4 +33,9 @@ std::vector<Scalar> rank_scalars(const std::vector<RankEpochRecord>& rows, int e
   return out;
 }
 
+std::vector<Scalar> memory_scalars(double peak_bytes, double peak_allocated_bytes) {
+  constexpr double kMiB = 1048576.0;
+  return {{"memory/peak_mib", peak_bytes / kMiB}, {"memory/peak_allocated_mib", peak_allocated_bytes / kMiB}};
+}
+
 }  // namespace ft

@@ -16,5 +16,7 @@ std::vector<Scalar> epoch_scalars(const EpochRecord& record);
 // rank<R>/train_loss, rank<R>/train_acc, rank<R>/test_loss, rank<R>/test_acc: each rank's own figures of
 // `epoch` (the "Rank R, Epoch [...]" lines), from the rows of that epoch in `rows`.
 std::vector<Scalar> rank_scalars(const std::vector<RankEpochRecord>& rows, int epoch);
+// memory/peak_mib and memory/peak_allocated_mib: a rank's peak reserved and allocated device memory, in MiB.
+std::vector<Scalar> memory_scalars(double peak_bytes, double peak_allocated_bytes);
 
 }  // namespace ft

@@ -12,8 +12,6 @@
 namespace ft {
 namespace {
 
-constexpr double kMiB = 1048576.0;
-
 // "2026-11-26T06:33:07Z" as seconds since the Unix epoch; now when it does not parse.
 double utc_seconds(const std::string& iso) {
   std::tm tm{};
@@ -28,11 +26,10 @@ std::int64_t steps_per_epoch(const RunRecord& run) {
   return s.epochs_run > 0 && s.optimizer_steps >= s.epochs_run ? s.optimizer_steps / s.epochs_run : 1;
 }
 
-std::vector<Scalar> memory_scalars(const RunRecord& run) {
+std::vector<Scalar> first_rank_memory(const RunRecord& run) {
   if (run.ranks.empty()) return {};
   const RankRecord& first = run.ranks.front();
-  return {{"memory/peak_mib", static_cast<double>(first.peak_memory_bytes) / kMiB},
-          {"memory/peak_allocated_mib", static_cast<double>(first.peak_allocated_bytes) / kMiB}};
+  return memory_scalars(static_cast<double>(first.peak_memory_bytes), static_cast<double>(first.peak_allocated_bytes));
 }
 
 }  // namespace
@@ -56,7 +53,7 @@ std::string write_run_events(const RunRecord& run, const std::string& folder) {
     auto values = epoch_scalars(e);
     for (auto& v : rank_scalars(run.rank_epochs, e.epoch)) values.push_back(std::move(v));
     if (i + 1 == run.epochs.size())
-      for (auto& v : memory_scalars(run)) values.push_back(std::move(v));
+      for (auto& v : first_rank_memory(run)) values.push_back(std::move(v));
     file.write(scalars_event(wall, e.epoch * steps, values));
   }
   file.flush();

@@ -16,8 +16,6 @@ std::string tensorboard_folder(const std::string& checkpoint_path) {
   return paths::join(paths::parent(checkpoint_path), paths::stem(checkpoint_path) + ".tb");
 }
 
-constexpr double kMiB = 1048576.0;
-
 // output.overwrite replaces an earlier run's files of the same output.name; without a name the folder is
 // named after the config's digest, which runs of one config share, so their files are only ever moved aside.
 bool overwrites(const Config& config) { return config.output.overwrite && !config.output.name.empty(); }
@@ -105,8 +103,9 @@ void TrainingMonitor::end_epoch(std::int64_t global_step, const EpochRecord& rec
   if (!log_) return;
   auto values = epoch_scalars(record);
   for (auto& v : rank_scalars(rank_rows, record.epoch)) values.push_back(std::move(v));
-  values.push_back({"memory/peak_mib", static_cast<double>(peak_memory_bytes(setup_.device)) / kMiB});
-  values.push_back({"memory/peak_allocated_mib", static_cast<double>(peak_allocated_bytes(setup_.device)) / kMiB});
+  for (auto& v : memory_scalars(static_cast<double>(peak_memory_bytes(setup_.device)),
+                                static_cast<double>(peak_allocated_bytes(setup_.device))))
+    values.push_back(std::move(v));
   log_->scalars(global_step, values);
 }
 

@@ -92,12 +92,12 @@ TrainOutcome Trainer::run() {
     start.step = plan_.segment.start_step;
     global_step_ = (start.epoch - 1) * state_->steps_per_epoch + start.step;
   }
+  warm_up_before_clocks(start);  // before the monitor: it keeps the fresh phase clock the warm-up leaves
   const MonitorSetup watched{world_.rank(), device_, options_.checkpoint_path, state_->steps_per_epoch,
                              state_->images_per_epoch / state_->steps_per_epoch,
                              std::int64_t{config_.train.accumulation_steps} * config_.data.batch_size, global_step_,
                              dump_config(configured_), state_->clock.get()};
   state_->monitor = std::make_unique<TrainingMonitor>(config_, watched);
-  warm_up_before_clocks(start);
 
   world_.barrier();
   Stopwatch training;

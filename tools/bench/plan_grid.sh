@@ -8,7 +8,7 @@
 #
 # Usage: tools/bench/plan_grid.sh OUT     (as root; OUT/predictions.tsv first, then OUT/measured.tsv, OUT/grid.md)
 # Environment: FUSETRAIN_BIN_DIR (default build/bin), RATES (default "100mbit 1gbit 10gbit"), DELAYS (one-way
-# latency added on each node's link by tc netem, default "0ms 2ms"), NODES (default "2 3 4"), MODELS (default
+# latency added on each node's egress by the namespace cluster's delay line, default "0ms 2ms"), NODES (default "2 3 4"), MODELS (default
 # "simple_cnn resnet18"), BATCH_simple_cnn (default 64), BATCH_resnet18 (default 32), STEPS (timed steps per run,
 # default 10), REPEATS (runs of every cell, each against its own 1-node run, default 3), SWEEP_ITERATIONS (default
 # 8), PROFILE_STEPS (default 10), PREDICTIONS (measure against this predictions.tsv, made earlier, instead of
@@ -31,36 +31,18 @@ wants() { [[ " ${PHASES:-predict measure compare} " == *" $1 "* ]]; }
 batch() { local var=BATCH_$1; case $1 in resnet18) echo "${!var:-32}" ;; *) echo "${!var:-64}" ;; esac; }
 largest=$(tr ' ' '\n' <<< "$node_counts" | sort -n | tail -n 1)
 
-# cluster N RATE DELAY: N nodes whose data links run at RATE, each node's outgoing traffic delayed by DELAY (netem
-# before the rate's tbf); TCP keeps its window after idle (a step's forward leaves the link idle), as HPC hosts set it.
+# cluster N RATE DELAY: N nodes whose data links run at RATE, each node's outgoing traffic delayed by DELAY (the
+# namespace cluster's delay line, as netem's delay); TCP keeps its window after idle (a step's forward leaves the
+# link idle), as HPC hosts set it.
 cluster() {
-  local n=$1 rate=$2 delay=$3 i ns bits burst
-  netns_up "$n" "$rate" > /dev/null
-  bits=$(numfmt --from=si "$(tr '[:lower:]' '[:upper:]' <<< "${rate%bit}")")
-  burst=$((bits / 8 / 1000))
-  [ "$burst" -ge 262144 ] || burst=262144
+  local n=$1 rate=$2 delay=$3 i
+  netns_up "$n" "$rate" "$delay" > /dev/null
   for i in $(seq "$n"); do
-    ns=$(netns_name "node$i")
-    ip netns exec "$ns" sysctl -qw net.ipv4.tcp_slow_start_after_idle=0
-    [ "$delay" = 0ms ] && continue
-    tc -n "$ns" qdisc replace dev eth0 root handle 1: netem delay "$delay" limit 100000
-    tc -n "$ns" qdisc add dev eth0 parent 1:1 handle 10: tbf rate "$rate" burst "$burst" latency 20ms
+    ip netns exec "$(netns_name "node$i")" sysctl -qw net.ipv4.tcp_slow_start_after_idle=0
   done
 }
 
 hosts() { seq "$1" | sed 's/^/node/; s/$/:1/' | paste -sd,; }
-
-# Added latency needs tc netem (sch_netem) in the kernel: probed in a scratch namespace before anything runs.
-require_netem() {
-  local probe=ftnetem$$ ok=0
-  [[ " $delays " == *" "[1-9]* ]] || [[ " $delays " == *" "0.[0-9]* ]] || return 0
-  ip netns add "$probe"
-  ip -n "$probe" link set lo up
-  tc -n "$probe" qdisc add dev lo root netem delay 1ms 2>/dev/null && ok=1
-  ip netns del "$probe"
-  [ "$ok" -eq 1 ] || mn_fail "DELAYS=\"$delays\" needs tc netem, which this kernel lacks (no sch_netem): run on a kernel \
-with it, or DELAYS=0ms to measure without added latency"
-}
 
 # The link between nodes per rate and latency: a flat all-reduce sweep on 2 nodes x 1 rank, fitted.
 sweep() {
@@ -152,7 +134,6 @@ measure() {
   done
 }
 
-if { wants predict && [ -z "${PREDICTIONS:-}" ]; } || wants measure; then require_netem; fi
 if [ -n "${PREDICTIONS:-}" ]; then
   cp "$PREDICTIONS" "$out/predictions.tsv"
   echo "--- predictions: $PREDICTIONS (sha256 $(sha256sum < "$out/predictions.tsv" | cut -c1-64)), made earlier"

@@ -49,7 +49,7 @@ FIELDS = {
                  "peak_memory_bytes": _I64, "overfit": _I64, "overfit_epoch": _I64, "stopped_early": _I64,
                  "optimizer_steps": _I64, "skipped_steps": _I64, "bucket_mib": _F64, "first_bucket_mib": _F64,
                  "last_bucket_mib": _F64, "buckets_autotuned": _I64, "graph_captures": _I64, "graph_replays": _I64,
-                 "train_steps_s": _F64, "warmup_steps": _I64, "warmup_s": _F64, "cold_s": _F64},
+                 "train_steps_s": _F64, "warmup_steps": _I64, "warmup_s": _F64, "cold_s": _F64,
                  "straggler_rank": _I64, "straggler_slow_share": _F64, "straggler_excess": _F64,
                  "straggler_wait_share": _F64, "straggler_windows": _I64},
 }
