@@ -12,10 +12,11 @@ export CMAKE_ARGS
 SETUP_FOR ?= all
 BUILD ?= build
 JOBS ?= $(shell nproc)
-# ctest runs one test more than there are cores: most of the suite's time is spent waiting (mpirun and LibTorch
-# starting, ranks polling, stall timeouts running out; on 2 cores the failure label used 41% of one core). Each
-# test claims the cores it keeps busy (PROCESSORS), and the ones that must not overlap share a RESOURCE_LOCK.
-TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
+# ctest runs two tests more than there are cores: most of the suite's time is spent waiting (mpirun and LibTorch
+# starting, ranks polling, stall and Slurm timeouts running out, the GPU tools' budgets; on 2 cores the failure
+# label used 41% of one core). Each test claims the cores it keeps busy (PROCESSORS), and the ones that must not
+# overlap share a RESOURCE_LOCK.
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 2 )))
 COST_DATA = $(BUILD)/Testing/Temporary/CTestCostData.txt
 NP ?= 2
 MPIRUN ?= mpirun
