@@ -47,15 +47,10 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-VENV_PYTHON = pathlib.Path(os.environ.get("FUSETRAIN_CACHE", pathlib.Path.home() / ".cache" / "fusetrain")) / "venv/bin/python"
-try:
-    import universalmutator.mutator  # noqa: F401
-except ImportError:
-    if VENV_PYTHON.exists() and pathlib.Path(sys.prefix).resolve() != VENV_PYTHON.parent.parent.resolve():
-        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
-    raise SystemExit(f"universalmutator is missing: run tools/setup.sh (make setup), which installs it in "
-                     f"{VENV_PYTHON.parent.parent}")
 sys.path.insert(0, str(HERE))
+import venv_python  # noqa: E402
+
+venv_python.require_universalmutator(__file__)
 import coverage_map  # noqa: E402
 import mutate_changes as mc  # noqa: E402
 import run_mutants  # noqa: E402
