@@ -44,11 +44,11 @@ double fitted_s(const LinkLevel& fit, int ranks, const SweepSample& s) {
   return s.ring ? ring_allreduce_s(ranks, s.bytes, fit) : doubling_allreduce_s(ranks, s.bytes, fit);
 }
 
-void print_sweep(const LinkLevelRecord& r) {
+void print_sweep(const LinkLevelRecord& r, int iterations) {
   const double bus = 2.0 * (r.ranks - 1) / r.ranks;
-  std::printf("all-reduce sweep, level %s: %d ranks on %d node(s), backend %s, median of the slowest rank\n\n"
-              "| bytes | algorithm | time_ms | fit_ms | busbw_GB_s |\n|---|---|---|---|---|\n",
-              r.level.c_str(), r.ranks, r.nodes, r.backend.c_str());
+  std::printf("all-reduce sweep, level %s: %d ranks on %d node(s), backend %s, the slowest rank's median of %d "
+              "iterations\n\n| bytes | algorithm | time_ms | fit_ms | busbw_GB_s |\n|---|---|---|---|---|\n",
+              r.level.c_str(), r.ranks, r.nodes, r.backend.c_str(), iterations);
   for (const auto& s : r.samples)
     std::printf("| %.0f | %s | %.3f | %.3f | %.3f |\n", s.bytes, s.ring ? "ring" : "doubling", s.seconds * 1e3,
                 fitted_s(r.fit, r.ranks, s) * 1e3, bus * s.bytes / s.seconds / 1e9);
@@ -119,7 +119,7 @@ void run_link_sweep(const World& world, const BackendOptions& options, const at:
   }
   if (world.rank() != 0) return;
   record.fit = fit_level(record.samples, record.ranks);
-  print_sweep(record);
+  print_sweep(record, s.iterations);
   if (!s.fit_path.empty()) {
     write_file_atomically(s.fit_path, link_json(merge_link_level(s.fit_path, record, ring_from)));
     std::printf("link file: %s (level %s)\n", s.fit_path.c_str(), record.level.c_str());

@@ -69,5 +69,21 @@ TEST(ConvReluKernel, RejectsImpossibleGeometry) {
   EXPECT_NO_THROW(check_conv_geometry(geometry(1, 1, 2, 2, 1, 4, 1, 1)));
 }
 
+// Each side on its own, the other roomy: an input padded on both sides (length + 2 x pad) exactly the kernel's
+// size fits once, one element less does not, for paddings 0, 1 and 2.
+TEST(ConvReluKernel, EachSideFitsTheKernelOnlyWithBothPaddings) {
+  for (int pad = 0; pad <= 2; ++pad) {
+    const int kernel = 7, exact = kernel - 2 * pad;
+    for (const bool tall : {true, false}) {
+      ConvGeometry g = geometry(1, 1, 16, 16, 1, kernel, 1, pad);
+      (tall ? g.height : g.width) = exact;
+      EXPECT_NO_THROW(check_conv_geometry(g)) << "pad " << pad << (tall ? " height " : " width ") << exact;
+      EXPECT_EQ(tall ? conv_out_height(g) : conv_out_width(g), 1);
+      (tall ? g.height : g.width) = exact - 1;
+      EXPECT_THROW(check_conv_geometry(g), Error) << "pad " << pad << (tall ? " height " : " width ") << exact - 1;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ft
