@@ -21,6 +21,13 @@ grep -q "^| scalar C++ loop (floating point) | .* | 1x |" "$work/table.md"
 grep -q "^| kernel rule on the CPU | " "$work/table.md"
 grep -q "^| CUDA kernel" "$work/table.md"
 
+# The defaults (200 images at 128x128, 10 timed repetitions), and each CPU row's median in milliseconds: 3.3
+# million pixels (13 MB read and written) in under 0.05 ms would need over 260 GB/s, more than any CPU core moves.
+"$FUSETRAIN_BIN/fusetrain" bench gray --data "$work/data" --out "$work/defaults" | tee "$work/defaults.md"
+grep -q "^RGB->gray of 200 images at 128x128 (.* MB in), median of 10$" "$work/defaults.md" ||
+  { echo "FAIL: the defaults are not 200 images at 128x128 and 10 repetitions" >&2; exit 1; }
+awk -F'|' '/^\| (scalar C\+\+ loop|kernel rule on the CPU)/ { rows++; if ($3 + 0 < 0.05) { print "FAIL: " $0 " is not in milliseconds"; exit 1 } }
+  END { if (rows != 2) { print "FAIL: expected the two CPU rows"; exit 1 } }' "$work/defaults.md"
 python3 - "$work/samples" <<'PY'
 import struct, sys, zlib
 folder = sys.argv[1]

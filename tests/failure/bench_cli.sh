@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `fusetrain bench` at its command line's edges: no benchmark named, an unknown one, a benchmark's help, and
+# the NCCL backend asked of CPU devices: the usage or a message naming what is wrong, and the exit status.
+set -euo pipefail
+# shellcheck source=tests/failure/lib.sh
+source "$(dirname "$0")/lib.sh"
+mkdir -p "$WORK"
+
+# No benchmark named: the usage on stderr (nothing on stdout), status 2.
+bench_no_name() {
+  run_case bench_no_name 30 "$FT" bench
+  expect_status 2
+  expect_message "^fusetrain bench: benchmarks$"
+  expect_message "^  fusetrain bench allreduce "
+  [ -z "$("$FT" bench 2> /dev/null)" ] || ft_fail "the usage went to stdout"
+  pass
+}
+
+# An unknown benchmark: named, then the usage, status 2.
+bench_unknown() {
+  run_case bench_unknown 30 "$FT" bench allreduc
+  expect_status 2
+  expect_message "^fusetrain bench: unknown benchmark 'allreduc'$"
+  expect_message "^  fusetrain bench step "
+  pass
+}
+
+# A benchmark's own help: its options on stdout, status 0.
+bench_help() {
+  run_case bench_help 30 "$FT" bench step --help
+  expect_status 0
+  expect_message "^  --model arg"
+  expect_message "^  -h \[ --help \] +show this help$"
+  pass
+}
+
+# NCCL on CPU devices: refused by name with the backends that work there; those two are accepted.
+bench_nccl_on_cpu() {
+  run_case bench_nccl_on_cpu 60 "$FT" bench allreduce --backend nccl --device cpu --model simple_cnn
+  expect_failure
+  expect_message "error: --backend nccl needs CUDA devices \(--device cpu: .*\); use --backend mpi or gloo on the CPU$"
+  local backend
+  for backend in mpi gloo; do
+    run_case "bench_${backend}_on_cpu" 60 "$FT" bench allreduce --backend "$backend" --device cpu --model simple_cnn \
+      --iterations 1 --warmup 0
+    expect_status 0
+    expect_message "backend $backend "
+  done
+  pass
+}
+
+check bench_no_name
+check bench_unknown
+check bench_help
+check bench_nccl_on_cpu
+finish "fusetrain bench's command line"
