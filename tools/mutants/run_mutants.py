@@ -170,6 +170,8 @@ def test_commands(build_dir: pathlib.Path) -> dict:
                 targets.update(BUILD_TARGETS_FOR_SCRIPTS)
             elif str(build_dir) in word and path.name and not path.suffix:
                 targets.add(path.name)
+        if test["name"] in out:  # tests are picked by their place in this list: a repeated name shifts it
+            raise SystemExit(f"ctest lists two tests named {test['name']}: rename one (lint.unique_test_names)")
         out[test["name"]] = sorted(targets)
     return out
 

@@ -41,7 +41,7 @@ std::string error_of(const PlanInputs& in, const Topology& t, const std::string&
   return "";
 }
 
-TEST(Prediction, OneRankIsItsProfile) {
+TEST(StepPrediction, OneRankIsItsProfile) {
   const PlanRow r = predict(inputs(), {1, 1}, parse_variant("flat"));
   EXPECT_DOUBLE_EQ(r.step_s, 0.35);
   EXPECT_EQ(r.comm_s, 0);
@@ -49,7 +49,7 @@ TEST(Prediction, OneRankIsItsProfile) {
   EXPECT_DOUBLE_EQ(r.images_per_s, 32 / 0.35);
 }
 
-TEST(Prediction, TheLastBucketsAllReduceIsExposed) {
+TEST(StepPrediction, TheLastBucketsAllReduceIsExposed) {
   // 2 nodes: each 4 MB bucket takes 2 x 1/2 x 4e6 x 1e-9 = 4 ms; the second starts at 200 ms, when backward ends.
   const PlanRow r = predict(inputs(), {2, 1}, parse_variant("flat"));
   EXPECT_DOUBLE_EQ(r.comm_s, 0.008);
@@ -59,7 +59,7 @@ TEST(Prediction, TheLastBucketsAllReduceIsExposed) {
   EXPECT_NEAR(r.efficiency, 0.35 / 0.354, 1e-15);
 }
 
-TEST(Prediction, AFasterDeviceScalesComputeAndReadiness) {
+TEST(StepPrediction, AFasterDeviceScalesComputeAndReadiness) {
   // Twice as fast: 175 ms of compute, the second bucket ready at backward's end (100 ms), 4 ms exposed of the
   // same link; efficiency against the scaled 1-rank step.
   PlanInputs in = inputs();
@@ -72,20 +72,20 @@ TEST(Prediction, AFasterDeviceScalesComputeAndReadiness) {
   EXPECT_THROW(predict(in, {2, 1}, parse_variant("flat")), Error);
 }
 
-TEST(Prediction, HalfWiresHalveTheBytes) {
+TEST(StepPrediction, HalfWiresHalveTheBytes) {
   const PlanRow r = predict(inputs(), {2, 1}, parse_variant("flat+bf16"));
   EXPECT_DOUBLE_EQ(r.comm_s, 0.004);
   EXPECT_NEAR(r.exposed_s, 0.002, 1e-15);
 }
 
-TEST(Prediction, PowerSgdSendsFactorsOfTheMatricesOnly) {
+TEST(StepPrediction, PowerSgdSendsFactorsOfTheMatricesOnly) {
   // Bucket 0, a 1000 x 1000 matrix at rank 4: P 4000 elements then Q 4000, 16 kB each; bucket 1, a vector,
   // whole: 4 MB. 2 nodes: 16 us + 16 us + 4 ms.
   const PlanRow r = predict(inputs(), {2, 1}, parse_variant("flat+powersgd:4"));
   EXPECT_NEAR(r.comm_s, 2 * 16000e-9 + 0.004, 1e-15);
 }
 
-TEST(Prediction, PowerSgdElementsPerBucket) {
+TEST(StepPrediction, PowerSgdElementsPerBucket) {
   // A 3x3 convolution of 64 to 64 channels and its bias: [64, 576] at k = 4 sends 64 x 4, then 576 x 4.
   ProfileBucket conv{64 * 64 * 9 + 64, 0, {{64, 64, 3, 3}, {64}}};
   PowerSgdElements e = powersgd_elements(conv, 4);
@@ -104,7 +104,7 @@ TEST(Prediction, PowerSgdElementsPerBucket) {
   EXPECT_EQ(e.second, 0);
 }
 
-TEST(Prediction, OneMachineTakesTheComputeMeasuredWithThatManyRanks) {
+TEST(StepPrediction, OneMachineTakesTheComputeMeasuredWithThatManyRanks) {
   PlanInputs in = inputs();
   in.one_machine = true;
   in.profiles.push_back(profile(2, 2));  // two ranks at once: every phase twice as long
@@ -115,7 +115,7 @@ TEST(Prediction, OneMachineTakesTheComputeMeasuredWithThatManyRanks) {
   EXPECT_NE(error_of(in, {3, 1}, "flat").find("mpirun -np 3 fusetrain plan profile"), std::string::npos);
 }
 
-TEST(Prediction, MissingLevelsAndBaselineAreNamed) {
+TEST(StepPrediction, MissingLevelsAndBaselineAreNamed) {
   PlanInputs in = inputs();
   in.link.inter = {};
   EXPECT_NE(error_of(in, {2, 1}, "flat").find("level inter"), std::string::npos);
@@ -129,7 +129,7 @@ TEST(Prediction, MissingLevelsAndBaselineAreNamed) {
   EXPECT_NE(error_of(in, {1, 1}, "flat").find("no profile measured on 1 rank"), std::string::npos);
 }
 
-TEST(Prediction, AllReduceNames) {
+TEST(StepPrediction, AllReduceNames) {
   for (const std::string name : {"flat", "hierarchical", "flat+fp16", "hierarchical+bf16", "flat+powersgd:4"})
     EXPECT_EQ(parse_variant(name).name(), name);
   EXPECT_EQ(parse_variant("flat+fp32").name(), "flat");
@@ -137,7 +137,7 @@ TEST(Prediction, AllReduceNames) {
     EXPECT_THROW(parse_variant(bad), Error) << bad;
 }
 
-TEST(Prediction, ProfileChecks) {
+TEST(StepPrediction, ProfileChecks) {
   StepProfile p = profile();
   EXPECT_NO_THROW(check_profile(p, "p.json"));
   p.buckets[0].ready_s = 0.3;
