@@ -53,6 +53,17 @@ grep -q "^evaluate: test accuracy $trained% " "$work/eval2.log" || fail "2 ranks
   "$("$FT" inspect "$work/data/test-00000-of-00001.h5" /labels | head -n 600 | md5sum)" ] ||
   fail "2 ranks: the labels of the kept logits are not the split's first 600 in order"
 
+# An existing --out: kept without --force (the refusal names both), replaced with it.
+kept=$(md5sum < "$work/np2.h5")
+if "$FT" evaluate --checkpoint "$model" --device cpu --out "$work/np2.h5" > "$work/exists.log" 2>&1; then
+  fail "evaluate replaced an existing --out without --force"
+fi
+grep -qF -- "--out $work/np2.h5 exists and is kept: choose another path or use --force to replace it" \
+  "$work/exists.log" || fail "unclear refusal of an existing --out: $(cat "$work/exists.log")"
+[ "$(md5sum < "$work/np2.h5")" = "$kept" ] || fail "the refused evaluation changed $work/np2.h5"
+"$FT" evaluate --checkpoint "$model" --device cpu --logits 5 --out "$work/np2.h5" --force > "$work/forced.log" ||
+  fail "--force did not replace an existing --out"
+"$FT" inspect "$work/np2.h5" | grep -q '^/evaluation/logits \[5, 10\]$' || fail "--force kept the old evaluation file"
 "$FT" report --confusion "$out" | tee "$work/confusion.md"
 classes='T-shirt/top | Trouser | Pullover | Dress | Coat | Sandal | Shirt | Sneaker | Bag | Ankle boot'
 grep -qxF "| true \ predicted | $classes | total |" "$work/confusion.md" || fail "report --confusion lacks the header with class names"

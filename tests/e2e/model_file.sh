@@ -35,10 +35,13 @@ before=$(sha256sum "$out")
 expect_fail 1 "--out $out exists and is kept: choose another path or use --force to replace it" \
   "$ft" export --checkpoint "$work/runs/kept.model" --format safetensors --out "$out"
 [ "$(sha256sum "$out")" = "$before" ]
+# The output is claimed before any input is read: an existing --out is named even when the checkpoint is damaged.
+head -c 20000 "$work/runs/kept.model" > "$work/cut.model"
+expect_fail 1 "--out $out exists and is kept: choose another path or use --force to replace it" \
+  "$ft" export --checkpoint "$work/cut.model" --format safetensors --out "$out"
 "$ft" export --checkpoint "$work/runs/kept.model" --format safetensors --out "$out" --force
 expect_fail 1 "--format 'onnx' is not an export format: use safetensors or torch" \
   "$ft" export --checkpoint "$work/runs/kept.model" --format onnx --out "$work/x.onnx"
-head -c 20000 "$work/runs/kept.model" > "$work/cut.model"
 expect_fail 1 "$work/cut.model is damaged (no checksum: the file is truncated or was written without one)" \
   "$ft" export --checkpoint "$work/cut.model" --format torch --out "$work/cut.pt"
 expect_fail 1 "$work/run.yaml is not a fusetrain model file or checkpoint (not a LibTorch archive)" \
