@@ -404,6 +404,12 @@ case_bench_allreduce_staged() {
     expect_message "^\| \(b\) fusion engine \| [0-9.]+ \|"
     pass
   done
+  # bench step's 2 ranks on the one GPU: --allow-device-sharing reaches each worker's placement.
+  run_case step_shared 300 env CUDA_VISIBLE_DEVICES=0 "$FT" bench step --model simple_cnn --device cuda --ranks 2 \
+    --allow-device-sharing --backend mpi --steps 2 --warmup 1
+  expect_status 0
+  expect_message "^\| 2 \| [0-9.]+ \|"
+  pass
 }
 
 # Elastic resume on one GPU: 2 ranks share it over Gloo, stop at step 7 (10 steps an epoch at 2 x 64),
