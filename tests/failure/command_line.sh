@@ -1,10 +1,32 @@
 #!/usr/bin/env bash
-# `fusetrain bench` at its command line's edges: no benchmark named, an unknown one, a benchmark's help, and
-# the NCCL backend asked of CPU devices: the usage or a message naming what is wrong, and the exit status.
+# The command line's edges: fusetrain without a command or with an unknown one, predict without its checkpoint;
+# `fusetrain bench` without a benchmark, with an unknown one, a benchmark's help, and the NCCL backend asked of
+# CPU devices: the usage or a message naming what is wrong, and the exit status.
 set -euo pipefail
 # shellcheck source=tests/failure/lib.sh
 source "$(dirname "$0")/lib.sh"
 mkdir -p "$WORK"
+
+# No command: the usage on stderr, status 2; an unknown command named, then the usage, status 2.
+no_command() {
+  run_case no_command 30 "$FT"
+  expect_status 2
+  expect_message "^  bench    benchmarks: "
+  [ -z "$("$FT" 2> /dev/null)" ] || ft_fail "the usage went to stdout"
+  run_case unknown_command 30 "$FT" trian --config x.yaml
+  expect_status 2
+  expect_message "^fusetrain: unknown command 'trian'$"
+  expect_message "^  train "
+  pass
+}
+
+# predict without --checkpoint: named, status 2, before it reads any image.
+predict_without_checkpoint() {
+  run_case predict_without_checkpoint 30 "$FT" predict "$WORK/no-such-image.png"
+  expect_status 2
+  expect_message "^fusetrain predict: --checkpoint FILE is required \(see --help\)$"
+  pass
+}
 
 # No benchmark named: the usage on stderr (nothing on stdout), status 2.
 bench_no_name() {
@@ -49,8 +71,10 @@ bench_nccl_on_cpu() {
   pass
 }
 
+check no_command
+check predict_without_checkpoint
 check bench_no_name
 check bench_unknown
 check bench_help
 check bench_nccl_on_cpu
-finish "fusetrain bench's command line"
+finish "the command line's edges"
