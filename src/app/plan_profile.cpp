@@ -6,6 +6,7 @@
 // still computing (a training rank waits for its all-reduce without polling on its training thread).
 #include "app/plan_profile.h"
 
+#include <ATen/Parallel.h>
 #include <boost/program_options.hpp>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -156,11 +157,12 @@ po::options_description profile_options() {
   return options;
 }
 
-void print_profile(const StepProfile& p, const std::string& path) {
-  std::printf("profile of %s on %s, batch %d, %d rank(s) computing at once, median of %d steps: forward %.2f ms, "
-              "backward %.2f ms, optimizer %.2f ms\nbuckets ready after backward began (ms):",
-              p.model.c_str(), p.device.c_str(), p.batch, p.ranks, p.steps, p.forward_s * 1e3, p.backward_s * 1e3,
-              p.optimizer_s * 1e3);
+// `threads`: each rank's intra-op threads, on which a CPU profile's compute depends as much as on the ranks.
+void print_profile(const StepProfile& p, int threads, const std::string& path) {
+  std::printf("profile of %s on %s, batch %d, %d rank(s) computing at once, %d thread(s) each, median of %d steps: "
+              "forward %.2f ms, backward %.2f ms, optimizer %.2f ms\nbuckets ready after backward began (ms):",
+              p.model.c_str(), p.device.c_str(), p.batch, p.ranks, threads, p.steps, p.forward_s * 1e3,
+              p.backward_s * 1e3, p.optimizer_s * 1e3);
   for (const auto& b : p.buckets) std::printf(" %.2f", b.ready_s * 1e3);
   std::printf("\nprofile: %s\n", path.c_str());
   std::fflush(stdout);
@@ -208,7 +210,7 @@ int plan_profile(int argc, char** argv) {
     p.batch = batch, p.ranks = world.size(), p.steps = steps;
     if (world.rank() == 0) {
       write_file_atomically(out, profile_json(p));
-      print_profile(p, out);
+      print_profile(p, at::get_num_threads(), out);
     }
   } catch (const std::exception& e) {
     if (world.size() > 1) world.abort(error_text(e));

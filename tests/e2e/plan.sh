@@ -20,7 +20,8 @@ link=$FUSETRAIN_TMP/plan-link/link.json
 cp "$link" "$work/link.json"
 "$FT" plan profile --model simple_cnn --device cpu --batch 8 --steps 3 --warmup 1 --threads 1 \
   --out "$work/profile.json" | tee "$work/profile.log"
-grep -q "^profile of simple_cnn on .*, batch 8, 1 rank(s) computing at once, median of 3 steps" "$work/profile.log" ||
+grep -q "^profile of simple_cnn on .*, batch 8, 1 rank(s) computing at once, 1 thread(s) each, median of 3 steps" \
+  "$work/profile.log" ||
   fail "no profile line"
 
 "$FT" plan --profile "$work/profile.json" --link "$work/link.json" --topology 1x1,1x2 \
@@ -38,6 +39,19 @@ grep -q "^profile of simple_cnn on .*, batch 8, 1 rank(s) computing at once, med
 "$FT" plan --results "$work/runs/one.h5" --inter 1:50 --intra 100 --topology 1x1,2x1,2x2 --allreduce flat,hierarchical \
   --json "$work/results-plan.json" | tee "$work/results-plan.md"
 [ "$(grep -c '^| [12] x [12] |' "$work/results-plan.md")" = 6 ] || fail "expected 6 rows from the results file"
+# Its buckets hold the trained model's parameters (the results file's /model/parameters, for Fashion-MNIST's
+# 1x28x28 images): on 2 nodes the flat ring moves them once each way, 2 latencies a bucket, at --inter's rate.
+params=$("$FT" inspect "$work/runs/one.h5" /model/parameters | awk '{ s += $1 } END { print s }')
+"$FUSETRAIN_PYTHON" - "$work/results-plan.json" "$params" <<'PY'
+import json, math, sys
+plan, params = json.load(open(sys.argv[1])), int(sys.argv[2])
+profile = plan["profiles"][0]
+assert profile["model"] == "simple_cnn", f"the profile's model is {profile['model']!r}"
+row = next(r for r in plan["rows"] if (r["nodes"], r["ranks_per_node"], r["allreduce"]) == (2, 1, "flat"))
+expected = 2 * profile["buckets"] * 50e-6 + params * 4 * 8 / 1e9
+assert math.isclose(row["allreduce_s"], expected, rel_tol=1e-9), f"2 x 1 flat: {row['allreduce_s']} s, expected {expected}"
+print(f"results plan: {params} parameters in {profile['buckets']} buckets, {expected * 1e3:.3f} ms on 2 nodes")
+PY
 
 # refuse NAME EXPECTED ARGS...: fusetrain plan ARGS fails with EXPECTED in its message.
 refuse() {
