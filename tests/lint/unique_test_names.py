@@ -7,10 +7,11 @@ import subprocess
 import sys
 
 listing = subprocess.run(["ctest", "--show-only=json-v1"], cwd=sys.argv[1], capture_output=True, text=True, check=True)
-names = [test["name"] for test in json.loads(listing.stdout)["tests"]]
+tests = json.loads(listing.stdout)["tests"]
+names = [test["name"] for test in tests]
 repeated = {name: count for name, count in collections.Counter(names).items() if count > 1}
 for name, count in sorted(repeated.items()):
-    commands = [" ".join(t.get("command", [])[-2:]) for t in json.loads(listing.stdout)["tests"] if t["name"] == name]
+    commands = [" ".join(t.get("command", [])[-2:]) for t in tests if t["name"] == name]
     print(f"FAIL: ctest lists '{name}' {count} times ({', '.join(commands)}): rename one suite")
 if repeated:
     sys.exit(1)
