@@ -15,6 +15,7 @@
 #include "plan/plan_files.h"
 #include "runtime/collective_timing.h"
 #include "runtime/error.h"
+#include "runtime/machine_cpu.h"
 #include "runtime/world.h"
 
 namespace ft {
@@ -31,6 +32,17 @@ double sweep_seconds(const World& world, Backend& backend, const at::Device& dev
     sync->wait_all(1);
     synchronize(device);
   });
+}
+
+// One size's sample: its time, and the machine's busy CPU per all-reduce of it as rank 0 counts it (warm-up
+// included, so that the CPU and the all-reduces counted are the same; what the machine does beside it counts too).
+SweepSample measure_sample(const World& world, Backend& backend, const at::Device& device, double bytes,
+                           const SweepSetting& s, bool ring) {
+  const double cpu_before = machine_busy_cpu_s();
+  SweepSample sample{bytes, sweep_seconds(world, backend, device, bytes, s), ring};
+  const double cpu_after = machine_busy_cpu_s();
+  if (cpu_before >= 0 && cpu_after >= 0) sample.cpu_s = (cpu_after - cpu_before) / (s.warmup + s.iterations);
+  return sample;
 }
 
 std::string utc_now() {
@@ -55,6 +67,9 @@ void print_sweep(const LinkLevelRecord& r, int iterations) {
   std::printf("\nfit: alpha = %.2f us (below the ring's size %.2f us), beta = %.4f ns/byte (%.3f Gbit/s)\n",
               r.fit.alpha_s * 1e6, r.fit.doubling_alpha_s() * 1e6, r.fit.beta_s_per_byte * 1e9,
               8e-9 / r.fit.beta_s_per_byte);
+  if (r.fit.cpu_known())
+    std::printf("machine CPU: %.4f ns per byte a rank sends, on %d cores (what --one-machine charges when the ranks "
+                "share this machine)\n", r.fit.cpu_s_per_byte * 1e9, r.fit.cpu_cores);
 }
 
 }  // namespace
@@ -109,16 +124,16 @@ void run_link_sweep(const World& world, const BackendOptions& options, const at:
   doubling_options.mpi_algorithm = MpiAlgorithm::native;
   if (ring_from >= 0) {
     auto ring = make_backend(world, ring_options);
-    for (const double bytes : s.sizes) record.samples.push_back({bytes, sweep_seconds(world, *ring, device, bytes, s)});
+    for (const double bytes : s.sizes) record.samples.push_back(measure_sample(world, *ring, device, bytes, s, true));
   }
   if (ring_from != 0) {
     auto doubling = make_backend(world, doubling_options);
     for (const double bytes : s.sizes)
       if (ring_from < 0 || bytes < ring_from)
-        record.samples.push_back({bytes, sweep_seconds(world, *doubling, device, bytes, s), false});
+        record.samples.push_back(measure_sample(world, *doubling, device, bytes, s, false));
   }
   if (world.rank() != 0) return;
-  record.fit = fit_level(record.samples, record.ranks);
+  record.fit = fit_level(record.samples, record.ranks, machine_cores());
   print_sweep(record, s.iterations);
   if (!s.fit_path.empty()) {
     write_file_atomically(s.fit_path, link_json(merge_link_level(s.fit_path, record, ring_from)));

@@ -55,9 +55,21 @@ double latency_term(const std::vector<SweepSample>& samples, int ranks, double b
   return latencies.empty() ? -1 : median(latencies);
 }
 
+// The busy CPU per byte sent over the samples from `from` bytes whose CPU was measured; 0 when none was.
+double cpu_term(const std::vector<SweepSample>& samples, int ranks, double from) {
+  double cpu = 0, sent = 0;
+  for (const auto& s : samples) {
+    if (s.bytes < from || s.cpu_s < 0) continue;
+    double a = 0, b = 0;
+    coefficients(ranks, s, a, b);
+    cpu += s.cpu_s, sent += ranks * b;
+  }
+  return sent > 0 ? cpu / sent : 0;
+}
+
 }  // namespace
 
-LinkLevel fit_level(const std::vector<SweepSample>& samples, int ranks) {
+LinkLevel fit_level(const std::vector<SweepSample>& samples, int ranks, int cores) {
   FT_REQUIRE(ranks >= 2, "a link sweep needs at least 2 ranks, not ", ranks);
   std::set<double> sizes;
   std::vector<SweepSample> ring, doubling;
@@ -80,6 +92,8 @@ LinkLevel fit_level(const std::vector<SweepSample>& samples, int ranks) {
   const double small_alpha = doubling.empty() ? -1 : latency_term(doubling, ranks, fit.beta_s_per_byte, HUGE_VAL);
   fit.alpha_s = ring_alpha >= 0 ? ring_alpha : small_alpha;
   fit.small_alpha_s = small_alpha >= 0 ? small_alpha : ring_alpha;
+  fit.cpu_s_per_byte = cpu_term(wide, ranks, half_bound(wide, true));
+  fit.cpu_cores = fit.cpu_s_per_byte > 0 ? cores : 0;
   return fit;
 }
 

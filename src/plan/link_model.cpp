@@ -51,6 +51,10 @@ double level_allreduce_s(int ranks, double bytes, const LinkLevel& level, const 
   return ring ? ring_allreduce_s(ranks, bytes, level) : doubling_allreduce_s(ranks, bytes, level);
 }
 
+double level_sent_bytes(int ranks, double bytes, const LinkModel& link) {
+  return level_allreduce_s(ranks, bytes, LinkLevel{0, 1}, link);
+}
+
 double tree_stage_s(int ranks, double bytes, const LinkLevel& link) {
   if (ranks <= 1) return 0;
   return ceil_log2(ranks) * link.alpha_s + bytes * link.beta_s_per_byte;
@@ -64,6 +68,16 @@ double flat_allreduce_s(const Topology& topology, double bytes, const LinkModel&
 double hierarchical_allreduce_s(const Topology& topology, double bytes, const LinkModel& link) {
   const double inside = 2 * tree_stage_s(topology.per_node, bytes, link.intra);
   return inside + level_allreduce_s(topology.nodes, bytes, link.inter, link);
+}
+
+double allreduce_machine_cpu_s(const Topology& topology, bool hierarchical, double bytes, const LinkModel& link) {
+  const auto cost = [](const LinkLevel& level) { return level.cpu_known() ? level.cpu_s_per_byte : 0.0; };
+  if (!hierarchical) {
+    const LinkLevel& level = topology.nodes > 1 ? link.inter : link.intra;
+    return topology.ranks() * level_sent_bytes(topology.ranks(), bytes, link) * cost(level);
+  }
+  const double inside = topology.nodes * 2.0 * (topology.per_node - 1) * bytes * cost(link.intra);
+  return inside + topology.nodes * level_sent_bytes(topology.nodes, bytes, link) * cost(link.inter);
 }
 
 }  // namespace ft

@@ -9,12 +9,17 @@ namespace ft {
 // One level of the network: alpha, seconds per message step of the ring (and of a node's reduce and broadcast);
 // beta, seconds per byte through one rank's link; small_alpha, seconds per step of the small-message algorithm
 // (recursive doubling: MPI_Iallreduce, whose messages above Open MPI's eager limit wait for a rendezvous the
-// ring's eager segments do not), alpha when negative.
+// ring's eager segments do not), alpha when negative. cpu_s_per_byte: where a sweep's ranks shared one machine,
+// the machine's busy CPU seconds per byte a rank sent (TCP's copies and the kernel's network path, the backend's
+// reductions; 0: not measured), counted over cpu_cores cores.
 struct LinkLevel {
   double alpha_s = 0;
   double beta_s_per_byte = 0;
   double small_alpha_s = -1;
+  double cpu_s_per_byte = 0;
+  int cpu_cores = 0;
   bool known() const { return beta_s_per_byte > 0; }
+  bool cpu_known() const { return cpu_s_per_byte > 0 && cpu_cores > 0; }
   double doubling_alpha_s() const { return small_alpha_s < 0 ? alpha_s : small_alpha_s; }
 };
 
@@ -45,6 +50,8 @@ double ring_allreduce_s(int ranks, double bytes, const LinkLevel& link);
 double doubling_allreduce_s(int ranks, double bytes, const LinkLevel& link);
 // One all-reduce of `ranks` ranks on one level, by the algorithm `link` chooses for its size.
 double level_allreduce_s(int ranks, double bytes, const LinkLevel& level, const LinkModel& link);
+// The bytes one rank sends in that all-reduce (the ring: 2(p-1)/p bytes; recursive doubling: ceil(log2 p) bytes).
+double level_sent_bytes(int ranks, double bytes, const LinkModel& link);
 // A reduce to (or broadcast from) one rank of a node, pipelined in chunks down a binomial tree:
 // ceil(log2 G) alpha + bytes beta. Zero for one rank.
 double tree_stage_s(int ranks, double bytes, const LinkLevel& link);
@@ -55,5 +62,12 @@ double flat_allreduce_s(const Topology& topology, double bytes, const LinkModel&
 // As the mpi backend's hierarchical all-reduce runs a bucket: a reduce to each node's first rank, an all-reduce
 // among those leaders between nodes, a broadcast inside each node, one stage after the other.
 double hierarchical_allreduce_s(const Topology& topology, double bytes, const LinkModel& link);
+
+// The CPU seconds one all-reduce of `bytes` by every rank of `topology` takes from the one machine they share:
+// each level's bytes sent by all its ranks times its cpu_s_per_byte (flat: P ranks at the flat level;
+// hierarchical: each node's G - 1 ranks sending the buffer in the reduce and its tree forwarding G - 1 copies in the
+// broadcast, inside the node, and the ring of the N leaders between nodes). A level without a measured CPU cost
+// adds nothing.
+double allreduce_machine_cpu_s(const Topology& topology, bool hierarchical, double bytes, const LinkModel& link);
 
 }  // namespace ft

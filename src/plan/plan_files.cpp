@@ -48,10 +48,11 @@ Json parse(const std::string& path, const char* format) {
 Json level_json(const LinkLevelRecord& r) {
   Json samples = Json::array();
   for (const auto& s : r.samples)
-    samples.push_back({{"bytes", s.bytes}, {"seconds", s.seconds}, {"algorithm", s.ring ? "ring" : "doubling"}});
+    samples.push_back({{"bytes", s.bytes}, {"seconds", s.seconds}, {"algorithm", s.ring ? "ring" : "doubling"},
+                       {"cpu_s", s.cpu_s}});
   return {{"alpha_s", r.fit.alpha_s}, {"beta_s_per_byte", r.fit.beta_s_per_byte},
-          {"small_alpha_s", r.fit.doubling_alpha_s()},
-          {"gbit_s", 8e-9 / r.fit.beta_s_per_byte}, {"ranks", r.ranks}, {"nodes", r.nodes}, {"backend", r.backend},
+          {"small_alpha_s", r.fit.doubling_alpha_s()}, {"cpu_s_per_byte", r.fit.cpu_s_per_byte},
+          {"cpu_cores", r.fit.cpu_cores}, {"gbit_s", 8e-9 / r.fit.beta_s_per_byte}, {"ranks", r.ranks}, {"nodes", r.nodes}, {"backend", r.backend},
           {"measured_at", r.measured_at}, {"samples", samples}};
 }
 
@@ -63,6 +64,13 @@ LinkLevelRecord read_level(const Json& j, const std::string& name, const std::st
            json_number(j, "small_alpha_s", where)};
   FT_REQUIRE(r.fit.alpha_s >= 0 && r.fit.small_alpha_s >= 0 && r.fit.beta_s_per_byte > 0, where,
              ": alpha_s and small_alpha_s must be >= 0 and beta_s_per_byte > 0");
+  // The machine's CPU per byte: absent from a sweep that did not count it (0, as then).
+  if (j.contains("cpu_s_per_byte")) {
+    r.fit.cpu_s_per_byte = json_number(j, "cpu_s_per_byte", where);
+    r.fit.cpu_cores = static_cast<int>(json_integer(j, "cpu_cores", where));
+    FT_REQUIRE(r.fit.cpu_s_per_byte >= 0 && r.fit.cpu_cores >= 0, where,
+               ": cpu_s_per_byte and cpu_cores must be >= 0");
+  }
   r.ranks = static_cast<int>(json_integer(j, "ranks", where));
   r.nodes = static_cast<int>(json_integer(j, "nodes", where));
   r.backend = json_text(j, "backend", where);
@@ -72,7 +80,7 @@ LinkLevelRecord read_level(const Json& j, const std::string& name, const std::st
     FT_REQUIRE(algorithm == "ring" || algorithm == "doubling", where, ": a sample's algorithm is '", algorithm,
                "', neither ring nor doubling");
     r.samples.push_back({json_number(s, "bytes", where + " sample"), json_number(s, "seconds", where + " sample"),
-                         algorithm == "ring"});
+                         algorithm == "ring", s.contains("cpu_s") ? json_number(s, "cpu_s", where + " sample") : -1});
   }
   return r;
 }
@@ -165,7 +173,8 @@ std::string plan_json(const PlanInputs& inputs, const std::vector<PlanRow>& rows
                         {"ranks", p.ranks}, {"compute_s", p.compute_s()}, {"buckets", p.buckets.size()}});
   const auto level = [](const LinkLevel& l) {
     return l.known() ? Json{{"alpha_s", l.alpha_s}, {"small_alpha_s", l.doubling_alpha_s()},
-                            {"beta_s_per_byte", l.beta_s_per_byte}}
+                            {"beta_s_per_byte", l.beta_s_per_byte}, {"cpu_s_per_byte", l.cpu_s_per_byte},
+                            {"cpu_cores", l.cpu_cores}}
                      : Json();
   };
   Json out = Json::array();
@@ -173,7 +182,7 @@ std::string plan_json(const PlanInputs& inputs, const std::vector<PlanRow>& rows
     out.push_back({{"nodes", r.topology.nodes}, {"ranks_per_node", r.topology.per_node},
                    {"devices", r.topology.ranks()}, {"allreduce", r.variant.name()}, {"profile_ranks", r.profile_ranks},
                    {"step_s", r.step_s}, {"compute_s", r.compute_s}, {"allreduce_s", r.comm_s},
-                   {"exposed_s", r.exposed_s}, {"images_per_s", r.images_per_s}, {"efficiency", r.efficiency}});
+                   {"exposed_s", r.exposed_s}, {"comm_cpu_s", r.comm_cpu_s}, {"images_per_s", r.images_per_s}, {"efficiency", r.efficiency}});
   Json j = {{"format", "fusetrain-plan"}, {"format_version", kPlanFormatVersion}, {"profiles", profiles},
             {"link", {{"intra", level(inputs.link.intra)}, {"inter", level(inputs.link.inter)},
                       {"ring_min_bytes", inputs.link.ring_min_bytes}}},

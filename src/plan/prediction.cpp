@@ -2,6 +2,7 @@
 // communication stream in plan order (overlap.h), and the figures a user compares topologies by.
 #include "plan/prediction.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "plan/overlap.h"
@@ -62,16 +63,23 @@ double allreduce_s(const Topology& topology, PlanVariant::Algorithm algorithm, d
                                                    : hierarchical_allreduce_s(topology, bytes, link);
 }
 
-double bucket_comm_s(const ProfileBucket& bucket, int element_bytes, const Topology& topology,
-                     const PlanVariant& variant, const LinkModel& link) {
+std::vector<double> bucket_allreduce_bytes(const ProfileBucket& bucket, int element_bytes, const PlanVariant& variant) {
   if (variant.wire == PlanVariant::Wire::powersgd) {
     const PowerSgdElements e = powersgd_elements(bucket, variant.powersgd_rank);
-    const double first = allreduce_s(topology, variant.algorithm, double(e.first) * element_bytes, link);
-    return e.second > 0 ? first + allreduce_s(topology, variant.algorithm, double(e.second) * element_bytes, link)
-                        : first;
+    std::vector<double> sizes{double(e.first) * element_bytes};
+    if (e.second > 0) sizes.push_back(double(e.second) * element_bytes);
+    return sizes;
   }
   const int wire_bytes = variant.wire == PlanVariant::Wire::fp32 ? element_bytes : 2;
-  return allreduce_s(topology, variant.algorithm, double(bucket.elements) * wire_bytes, link);
+  return {double(bucket.elements) * wire_bytes};
+}
+
+double bucket_comm_s(const ProfileBucket& bucket, int element_bytes, const Topology& topology,
+                     const PlanVariant& variant, const LinkModel& link) {
+  double seconds = 0;
+  for (const double bytes : bucket_allreduce_bytes(bucket, element_bytes, variant))
+    seconds += allreduce_s(topology, variant.algorithm, bytes, link);
+  return seconds;
 }
 
 namespace {
@@ -84,6 +92,20 @@ void require_levels(const Topology& t, const PlanVariant& v, const LinkModel& li
              "sweep it with `bench allreduce --sweep --level inter` on ranks of different nodes");
   FT_REQUIRE(!inside || link.intra.known(), "topology ", t.name(), " with ", v.name(), " needs the link inside a node ",
              "(level intra): sweep it with `bench allreduce --sweep --level intra` on ranks of one node");
+}
+
+// On one machine, the CPU the step's all-reduces take from its cores: every rank's bytes sent at each level times
+// that level's CPU per byte, over the cores it was counted on. 0 when the level's CPU was not measured.
+double machine_comm_cpu_s(const StepProfile& p, const Topology& topology, const PlanVariant& variant,
+                          const LinkModel& link) {
+  const LinkLevel& level = topology.nodes > 1 ? link.inter : link.intra;
+  if (!level.cpu_known()) return 0;
+  const bool hierarchical = variant.algorithm == PlanVariant::Algorithm::hierarchical;
+  double cpu = 0;
+  for (const auto& b : p.buckets)
+    for (const double bytes : bucket_allreduce_bytes(b, p.element_bytes, variant))
+      cpu += allreduce_machine_cpu_s(topology, hierarchical, bytes, link);
+  return cpu / level.cpu_cores;
 }
 
 }  // namespace
@@ -107,8 +129,9 @@ PlanRow predict(const PlanInputs& inputs, const Topology& topology, const PlanVa
     const Overlap overlap = simulate_overlap(ready, duration, p.backward_s * scale);
     row.comm_s = overlap.comm_s;
     row.exposed_s = overlap.exposed_s;
+    if (inputs.one_machine) row.comm_cpu_s = machine_comm_cpu_s(p, topology, variant, inputs.link);
   }
-  row.step_s = row.compute_s + row.exposed_s;
+  row.step_s = row.compute_s + std::max(row.exposed_s, row.comm_cpu_s);
   row.images_per_s = double(p.batch) * topology.ranks() / row.step_s;
   row.efficiency = base.compute_s() * scale / row.step_s * double(p.batch) / base.batch;
   return row;

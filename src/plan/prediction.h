@@ -27,7 +27,8 @@ struct PlanRow {
   Topology topology;
   PlanVariant variant;
   int profile_ranks = 1;  // the co-located ranks of the profile whose compute the row uses
-  double compute_s = 0, comm_s = 0, exposed_s = 0, step_s = 0, images_per_s = 0, efficiency = 0;
+  // comm_cpu_s: on one machine, the all-reduces' CPU spread over its cores (0 elsewhere or unmeasured).
+  double compute_s = 0, comm_s = 0, exposed_s = 0, comm_cpu_s = 0, step_s = 0, images_per_s = 0, efficiency = 0;
 };
 
 // What a prediction starts from: profiles by the ranks computing at once when measured (one of 1 rank at least,
@@ -50,12 +51,16 @@ const StepProfile& profile_for(const PlanInputs& inputs, const Topology& topolog
 
 // One all-reduce of `elements` gradient elements of `element_bytes` each (the wire's size applied by the caller).
 double allreduce_s(const Topology& topology, PlanVariant::Algorithm algorithm, double bytes, const LinkModel& link);
-// The communication stream's time for one bucket under `variant`: one all-reduce of the bucket in the wire's
-// element size, or PowerSGD's two.
+// The sizes in bytes of the all-reduces one bucket takes under `variant`: the bucket in the wire's element size,
+// or PowerSGD's two (one when no tensor of it is compressed).
+std::vector<double> bucket_allreduce_bytes(const ProfileBucket& bucket, int element_bytes, const PlanVariant& variant);
+// The communication stream's time for one bucket under `variant`: its all-reduces one after the other.
 double bucket_comm_s(const ProfileBucket& bucket, int element_bytes, const Topology& topology,
                      const PlanVariant& variant, const LinkModel& link);
 
-// The step on `topology` with `variant`. Throws ft::Error when a level it needs is missing from the link
+// The step on `topology` with `variant`: compute + exposed communication; on one machine whose link has its CPU
+// cost measured, compute + the larger of the exposed communication and the all-reduces' CPU over the machine's
+// cores (the ranks fill the cores, so that CPU comes out of compute, while the link waits on neither). Throws ft::Error when a level it needs is missing from the link
 // model (between nodes for several nodes; inside a node for several ranks per node) or a profile is missing.
 PlanRow predict(const PlanInputs& inputs, const Topology& topology, const PlanVariant& variant);
 

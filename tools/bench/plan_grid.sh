@@ -11,10 +11,11 @@
 # latency added on each node's egress by the namespace cluster's delay line, default "0ms 2ms"), NODES (default "2 3 4"), MODELS (default
 # "simple_cnn resnet18"), BATCH_simple_cnn (default 64), BATCH_resnet18 (default 32), STEPS (timed steps per run,
 # default 10), REPEATS (runs of every cell, each against its own 1-node run, default 3), SWEEP_ITERATIONS (default
-# 8), PROFILE_STEPS (default 10), PREDICTIONS (measure against this predictions.tsv, made earlier, instead of
+# 8), PROFILE_STEPS (default 10), BACKEND (of the sweep and the measured steps, default gloo: its waits sleep,
+# where MPI's poll and take the shared cores from the ranks computing), PREDICTIONS (measure against this predictions.tsv, made earlier, instead of
 # sweeping, profiling and predicting afresh), PHASES (default "predict measure compare").
 set -euo pipefail
-[ $# -eq 1 ] || { sed -n '9,16p' "$0"; exit 2; }
+[ $# -eq 1 ] || { sed -n '9,17p' "$0"; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export FUSETRAIN_BIN_DIR=${FUSETRAIN_BIN_DIR:-$root/build/bin}
 export FUSETRAIN_TMP=$1
@@ -26,7 +27,7 @@ out=$FUSETRAIN_TMP
 mkdir -p "$out/logs"
 trap netns_down EXIT
 rates=${RATES:-100mbit 1gbit 10gbit} delays=${DELAYS:-0ms 2ms} node_counts=${NODES:-2 3 4}
-models=${MODELS:-simple_cnn resnet18} steps=${STEPS:-10} repeats=${REPEATS:-3}
+models=${MODELS:-simple_cnn resnet18} steps=${STEPS:-10} repeats=${REPEATS:-3} backend=${BACKEND:-gloo}
 wants() { [[ " ${PHASES:-predict measure compare} " == *" $1 "* ]]; }
 batch() { local var=BATCH_$1; case $1 in resnet18) echo "${!var:-32}" ;; *) echo "${!var:-64}" ;; esac; }
 largest=$(tr ' ' '\n' <<< "$node_counts" | sort -n | tail -n 1)
@@ -52,10 +53,10 @@ sweep() {
       log=$out/logs/sweep-$rate-$delay.log
       cluster 2 "$rate" "$delay"
       mn_mpirun node1 "$(hosts 2)" 2 "$FT" bench allreduce --sweep --level inter --fit "$out/link-$rate-$delay.json" \
-        --backend mpi --device cpu --iterations "${SWEEP_ITERATIONS:-8}" > "$log" 2>&1 ||
+        --backend "$backend" --device cpu --iterations "${SWEEP_ITERATIONS:-8}" > "$log" 2>&1 ||
         { tail -n 20 "$log"; mn_fail "link sweep failed (see $log)"; }
       netns_down
-      echo "link $rate, $delay: $(grep '^fit:' "$log")"
+      echo "link $rate, $delay: $(grep '^fit:' "$log"); $(grep '^machine CPU:' "$log" | cut -d'(' -f1)"
     done
   done
 }
@@ -103,7 +104,7 @@ predict() {
 # step LOG NODES MODEL: one run of timed training steps on NODES nodes x 1 rank; prints "seconds images_per_s".
 step() {
   local log=$1 n=$2 model=$3
-  mn_mpirun node1 "$(hosts "$n")" "$n" "$FT" bench step-worker --model "$model" --device cpu --backend mpi --threads 1 \
+  mn_mpirun node1 "$(hosts "$n")" "$n" "$FT" bench step-worker --model "$model" --device cpu --backend "$backend" --threads 1 \
     --batch "$(batch "$model")" --steps "$steps" --warmup 2 > "$log" 2>&1 ||
     { tail -n 20 "$log"; mn_fail "bench step-worker failed (see $log)"; }
   sed -n 's/^images_per_s=\([0-9.]*\) .*seconds=\([0-9.]*\) .*/\2 \1/p' "$log"

@@ -1,0 +1,14 @@
+// The CPU time every core of this machine has spent busy (all processes and the kernel), from /proc/stat: what a
+// link sweep charges to its all-reduces when the ranks it stands for share one machine.
+#pragma once
+
+namespace ft {
+
+// Seconds busy summed over the machine's online cores since boot (user, nice, system, irq, softirq and steal);
+// -1 where /proc/stat cannot be read or parsed (not Linux).
+double machine_busy_cpu_s();
+
+// The machine's online cores, at least 1.
+int machine_cores();
+
+}  // namespace ft
