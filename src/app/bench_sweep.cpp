@@ -21,27 +21,29 @@
 namespace ft {
 namespace {
 
-// The slowest rank's median time for one all-reduce of `bytes`.
-double sweep_seconds(const World& world, Backend& backend, const at::Device& device, double bytes,
-                     const SweepSetting& s) {
-  auto buffer = at::ones({static_cast<std::int64_t>(bytes / 4)}, at::TensorOptions().device(device));
-  const auto sync = make_bucket_device_sync(device.is_cuda(), 1);
-  return median_over_ranks_s(world, s.warmup, s.iterations, [&] {
-    sync->mark_packed(0);
-    sync->run(0, [&] { sync->allreduce(backend, buffer, DType::kFloat32); });
-    sync->wait_all(1);
-    synchronize(device);
-  });
+// One all-reduce of `buffer` as a bucket's, waited for.
+void allreduce_once(Backend& backend, BucketDeviceSync& sync, at::Tensor& buffer, const at::Device& device) {
+  sync.mark_packed(0);
+  sync.run(0, [&] { sync.allreduce(backend, buffer, DType::kFloat32); });
+  sync.wait_all(1);
+  synchronize(device);
 }
 
-// One size's sample: its time, and the machine's busy CPU per all-reduce of it as rank 0 counts it (warm-up
-// included, so that the CPU and the all-reduces counted are the same; what the machine does beside it counts too).
+// One size's sample: the slowest rank's median time for one all-reduce of `bytes` (each after a barrier), then
+// the machine's busy CPU per all-reduce as rank 0 counts it over `iterations` more, back to back: not over the
+// timing's barriers, whose MPI waits poll. What else the machine runs meanwhile counts too.
 SweepSample measure_sample(const World& world, Backend& backend, const at::Device& device, double bytes,
                            const SweepSetting& s, bool ring) {
-  const double cpu_before = machine_busy_cpu_s();
-  SweepSample sample{bytes, sweep_seconds(world, backend, device, bytes, s), ring};
-  const double cpu_after = machine_busy_cpu_s();
-  if (cpu_before >= 0 && cpu_after >= 0) sample.cpu_s = (cpu_after - cpu_before) / (s.warmup + s.iterations);
+  auto buffer = at::ones({static_cast<std::int64_t>(bytes / 4)}, at::TensorOptions().device(device));
+  const auto sync = make_bucket_device_sync(device.is_cuda(), 1);
+  SweepSample sample{bytes, median_over_ranks_s(world, s.warmup, s.iterations,
+                                                [&] { allreduce_once(backend, *sync, buffer, device); }),
+                     ring};
+  world.barrier();
+  const double before = machine_busy_cpu_s();
+  for (int i = 0; i < s.iterations; ++i) allreduce_once(backend, *sync, buffer, device);
+  const double after = machine_busy_cpu_s();
+  if (before >= 0 && after >= 0) sample.cpu_s = (after - before) / s.iterations;
   return sample;
 }
 

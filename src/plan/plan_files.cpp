@@ -52,7 +52,8 @@ Json level_json(const LinkLevelRecord& r) {
                        {"cpu_s", s.cpu_s}});
   return {{"alpha_s", r.fit.alpha_s}, {"beta_s_per_byte", r.fit.beta_s_per_byte},
           {"small_alpha_s", r.fit.doubling_alpha_s()}, {"cpu_s_per_byte", r.fit.cpu_s_per_byte},
-          {"cpu_cores", r.fit.cpu_cores}, {"gbit_s", 8e-9 / r.fit.beta_s_per_byte}, {"ranks", r.ranks}, {"nodes", r.nodes}, {"backend", r.backend},
+          {"cpu_cores", r.fit.cpu_cores}, {"gbit_s", 8e-9 / r.fit.beta_s_per_byte}, {"ranks", r.ranks},
+          {"nodes", r.nodes}, {"backend", r.backend},
           {"measured_at", r.measured_at}, {"samples", samples}};
 }
 

@@ -28,13 +28,31 @@ sweep() {
   done
 }
 
+start=$(date +%s.%N)
 sweep "$work/sweep.log" --sweep 4096,1048576,16777216,67108864 --iterations 5 --warmup 1 --fit "$work/link.json"
+wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
 grep -q "^all-reduce sweep, level intra: 2 ranks on 1 node(s), backend [a-z]*, the slowest rank's median of 5 iterations" \
   "$work/sweep.log" || fail "no header naming 2 ranks and 5 iterations"
 [ "$(grep -c '^| [0-9]* | ring |' "$work/sweep.log")" = 4 ] || fail "expected a ring row per size"
 grep -q "^fit: alpha = [0-9.]* us (below the ring's size [0-9.]* us), beta = [0-9.]* ns/byte" "$work/sweep.log" ||
   fail "no fit line"
 [ -s "$work/link.json" ] || fail "no link file"
+# The machine's CPU per byte sent, counted on every core: some, and never more than the cores can have given in
+# the sweep's wall time (5 all-reduces of each size counted, back to back after the timed ones).
+grep -q "^machine CPU: [0-9.]* ns per byte a rank sends, on $(nproc) cores" "$work/sweep.log" ||
+  fail "no machine CPU line on $(nproc) cores"
+python3 - "$work/link.json" "$(nproc)" "$wall" << 'PY' || fail "the link file's machine CPU is wrong"
+import json, sys
+level = json.load(open(sys.argv[1]))["levels"]["intra"]
+cores, wall = int(sys.argv[2]), float(sys.argv[3])
+counted = sum(s["cpu_s"] * 5 for s in level["samples"])
+assert level["cpu_cores"] == cores and level["cpu_s_per_byte"] > 0, level
+# Counted in clock ticks (10 ms): a few all-reduces of 4 KiB can count none, the 64 MiB ones not.
+assert all(s["cpu_s"] >= 0 for s in level["samples"]), level["samples"]
+assert max(s["cpu_s"] for s in level["samples"]) > 0, level["samples"]
+assert counted <= cores * wall, f"{counted} CPU seconds counted in {wall} s on {cores} cores"
+print(f"machine CPU: {level['cpu_s_per_byte'] * 1e9:.3f} ns a byte; {counted:.2f} s counted in {wall:.2f} s")
+PY
 
 # MPI's own all-reduce at every size: recursive doubling's rows only, no ring.
 sweep "$work/native.log" --sweep 4096,16777216 --mpi-algorithm native --iterations 3 --warmup 1

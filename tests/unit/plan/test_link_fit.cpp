@@ -83,6 +83,31 @@ TEST(LinkFit, NoLatencyToFitGivesAlphaZero) {
   EXPECT_NEAR(fit.beta_s_per_byte, 1e-9, 1e-12);
 }
 
+TEST(LinkFit, MachineCpuPerByteSentOverTheLargerHalf) {
+  // 2 ranks, 7 sizes from 4 KiB: the larger half starts at the 4th (256 KiB). Each rank sends the buffer once;
+  // the machine spends 3 ns per byte sent there. The smaller sizes' CPU (start-up, polling) must not count.
+  std::vector<SweepSample> samples;
+  for (double bytes = 4096; bytes <= 16 << 20; bytes *= 4)
+    samples.push_back({bytes, 1e-4 + bytes * 8e-9, true, bytes >= 262144 ? 2 * bytes * 3e-9 : 1.0});
+  LinkLevel fit = fit_level(samples, 2, 2);
+  EXPECT_NEAR(fit.cpu_s_per_byte, 3e-9, 1e-18);
+  EXPECT_EQ(fit.cpu_cores, 2);
+  // A large size whose CPU was not counted is left out, not taken as none.
+  samples.back().cpu_s = -1;
+  EXPECT_NEAR(fit_level(samples, 2, 2).cpu_s_per_byte, 3e-9, 1e-18);
+  // 4 ranks each send 2 x 3/4 of the buffer: 6 bytes a byte of buffer between them.
+  std::vector<SweepSample> four;
+  for (double bytes = 1 << 20; bytes <= 8 << 20; bytes *= 2)
+    four.push_back({bytes, 6 * 1e-4 + 1.5 * bytes * 8e-9, true, 6 * bytes * 5e-9});
+  EXPECT_NEAR(fit_level(four, 4, 16).cpu_s_per_byte, 5e-9, 1e-18);
+  // Nothing counted: no cost, and no cores claimed for it.
+  for (auto& s : samples) s.cpu_s = -1;
+  fit = fit_level(samples, 2, 2);
+  EXPECT_EQ(fit.cpu_s_per_byte, 0);
+  EXPECT_EQ(fit.cpu_cores, 0);
+  EXPECT_FALSE(fit.cpu_known());
+}
+
 TEST(LinkFit, RefusesSweepsItCannotFit) {
   EXPECT_NE(fit_error({{1e6, 1e-3}, {1e6, 1.1e-3}}, 2).find("at least 2 message sizes"), std::string::npos);
   EXPECT_NE(fit_error({{1e6, 0}, {1e7, 1e-2}}, 2).find("must be positive"), std::string::npos);

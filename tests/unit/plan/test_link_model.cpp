@@ -97,6 +97,34 @@ TEST(LinkModel, ALevelFromADataSheet) {
   }
 }
 
+TEST(LinkModel, MachineCpuIsEveryRanksBytesSentTimesItsLevelsCost) {
+  LinkModel model;  // the ring at every size
+  model.inter = {0, 1e-9, -1, 2e-9, 2};
+  model.intra = {0, 1e-10, -1, 1e-9, 2};
+  const double n = 1e6;
+  EXPECT_DOUBLE_EQ(level_sent_bytes(4, n, model), 1.5e6);  // 2 x 3/4 of the buffer
+  EXPECT_DOUBLE_EQ(level_sent_bytes(2, n, model), n);
+  EXPECT_EQ(level_sent_bytes(1, n, model), 0);
+  // Flat, 4 nodes: 4 ranks x 1.5e6 bytes x 2 ns; 2 nodes: 2 x 1e6 x 2 ns; one node of 4 at the intra level's 1 ns.
+  EXPECT_DOUBLE_EQ(allreduce_machine_cpu_s({4, 1}, false, n, model), 0.012);
+  EXPECT_DOUBLE_EQ(allreduce_machine_cpu_s({2, 1}, false, n, model), 0.004);
+  EXPECT_DOUBLE_EQ(allreduce_machine_cpu_s({1, 4}, false, n, model), 0.006);
+  EXPECT_EQ(allreduce_machine_cpu_s({1, 1}, false, n, model), 0);
+  // Hierarchical 2 x 4: per node 3 ranks send the buffer in the reduce and 3 copies go out in the broadcast
+  // (2 x 6e6 x 1 ns), then the 2 leaders' ring (2 x 1e6 x 2 ns).
+  EXPECT_DOUBLE_EQ(allreduce_machine_cpu_s({2, 4}, true, n, model), 0.012 + 0.004);
+  EXPECT_DOUBLE_EQ(allreduce_machine_cpu_s({2, 1}, true, n, model), 0.004);  // one rank a node: the ring only
+  // Below the ring's size, recursive doubling: 4 ranks each send the whole buffer twice.
+  model.ring_min_bytes = 2 * n;
+  EXPECT_DOUBLE_EQ(allreduce_machine_cpu_s({4, 1}, false, n, model), 4 * 2 * n * 2e-9);
+  // A level whose CPU was not measured (no cost, or no cores counted) adds nothing.
+  model.inter.cpu_cores = 0;
+  EXPECT_EQ(allreduce_machine_cpu_s({4, 1}, false, n, model), 0);
+  EXPECT_DOUBLE_EQ(allreduce_machine_cpu_s({2, 4}, true, n, model), 0.012);
+  model.intra.cpu_s_per_byte = 0;
+  EXPECT_EQ(allreduce_machine_cpu_s({1, 4}, false, n, model), 0);
+}
+
 TEST(LinkModel, TopologyNamesAndCounts) {
   EXPECT_EQ(Topology({128, 8}).ranks(), 1024);
   EXPECT_EQ(Topology({4, 2}).name(), "4 x 2");

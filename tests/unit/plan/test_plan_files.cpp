@@ -93,6 +93,34 @@ TEST(PlanFiles, ASweepReplacesItsLevelAndKeepsTheOther) {
   EXPECT_EQ(read_error(bad, false), bad + ": level 'rack' is neither intra nor inter");
 }
 
+TEST(PlanFiles, TheMachinesCpuPerByteReadsBackAndIsOptional) {
+  LinkLevelRecord inter{"inter", {1e-4, 8e-9, 2e-4, 3e-9, 2}, 2, 2, "gloo", "2026-11-29T19:00:00Z",
+                        {{4096, 1e-4, true, 0.5}, {1 << 20, 9e-3}}};
+  LinkFile file;
+  file.levels = {inter};
+  const std::string path = write("plan-link-cpu.json", link_json(file));
+  const LinkFile link = read_link(path);
+  EXPECT_DOUBLE_EQ(link.model.inter.cpu_s_per_byte, 3e-9);
+  EXPECT_EQ(link.model.inter.cpu_cores, 2);
+  ASSERT_EQ(link.levels[0].samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(link.levels[0].samples[0].cpu_s, 0.5);
+  EXPECT_EQ(link.levels[0].samples[1].cpu_s, -1);
+  // A file from a sweep that did not count the CPU: none, as then.
+  std::string body = link_json(file);
+  body.replace(body.find("\"cpu_s_per_byte\""), 16, "\"cpu_unused\"");
+  const LinkFile older = read_link(write("plan-link-older.json", body));
+  EXPECT_EQ(older.model.inter.cpu_s_per_byte, 0);
+  EXPECT_FALSE(older.model.inter.cpu_known());
+  // A cost without the cores it was counted on, or a negative one, is refused by name.
+  body = link_json(file);
+  const std::string no_cores = write("plan-link-no-cores.json", body.replace(body.find("\"cpu_cores\""), 11, "\"cores\""));
+  EXPECT_EQ(read_error(no_cores, false), no_cores + " level inter: 'cpu_cores' is missing or not a whole number");
+  body = link_json(file);
+  const std::string negative = write("plan-link-negative.json", body.replace(body.find("3e-09"), 5, "-3e-09"));
+  EXPECT_NE(read_error(negative, false).find("cpu_s_per_byte and cpu_cores must be >= 0"), std::string::npos)
+      << read_error(negative, false);
+}
+
 TEST(PlanFiles, PredictionsNameTheirRows) {
   PlanInputs in;
   in.profiles = {sample_profile()};

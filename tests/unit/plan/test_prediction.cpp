@@ -115,6 +115,41 @@ TEST(StepPrediction, OneMachineTakesTheComputeMeasuredWithThatManyRanks) {
   EXPECT_NE(error_of(in, {3, 1}, "flat").find("mpirun -np 3 fusetrain plan profile"), std::string::npos);
 }
 
+TEST(StepPrediction, OnOneMachineTheAllReducesCpuComesOutOfCompute) {
+  // 2 nodes, ranks filling a 2-core machine, 1 ns of its CPU per byte a rank sends: each 4 MB bucket costs
+  // 2 ranks x 4e6 bytes x 1 ns = 8 ms, 16 ms the step, 8 ms on each core: more than the 4 ms exposed.
+  PlanInputs in = inputs();
+  in.one_machine = true;
+  in.profiles.push_back(profile(2));
+  in.link.inter = {0, 1e-9, -1, 1e-9, 2};
+  PlanRow r = predict(in, {2, 1}, parse_variant("flat"));
+  EXPECT_NEAR(r.exposed_s, 0.004, 1e-15);
+  EXPECT_NEAR(r.comm_cpu_s, 0.008, 1e-15);
+  EXPECT_NEAR(r.step_s, 0.358, 1e-15);
+  EXPECT_NEAR(r.efficiency, 0.35 / 0.358, 1e-15);
+  // Half the CPU: exactly the exposed time; a quarter: the exposed communication is what the step waits for.
+  in.link.inter.cpu_s_per_byte = 0.5e-9;
+  EXPECT_NEAR(predict(in, {2, 1}, parse_variant("flat")).step_s, 0.354, 1e-15);
+  in.link.inter.cpu_s_per_byte = 0.25e-9;
+  r = predict(in, {2, 1}, parse_variant("flat"));
+  EXPECT_NEAR(r.comm_cpu_s, 0.002, 1e-15);
+  EXPECT_NEAR(r.step_s, 0.354, 1e-15);
+  // The wire's bytes: bf16 halves the CPU; PowerSGD at rank 4 sends [1000, 1000]'s two factors of 4000 elements
+  // and the vector whole: (8000 + 1e6) x 4 bytes x 2 ranks x 1 ns over 2 cores.
+  in.link.inter.cpu_s_per_byte = 1e-9;
+  EXPECT_NEAR(predict(in, {2, 1}, parse_variant("flat+bf16")).comm_cpu_s, 0.004, 1e-15);
+  EXPECT_NEAR(predict(in, {2, 1}, parse_variant("flat+powersgd:4")).comm_cpu_s, 1008000 * 4 * 1e-9, 1e-15);
+  // Four cores share the same CPU: half on each.
+  in.link.inter.cpu_cores = 4;
+  EXPECT_NEAR(predict(in, {2, 1}, parse_variant("flat")).comm_cpu_s, 0.004, 1e-15);
+  // One rank sends nothing; ranks each on a machine of their own do not share its cores.
+  EXPECT_EQ(predict(in, {1, 1}, parse_variant("flat")).comm_cpu_s, 0);
+  in.one_machine = false;
+  r = predict(in, {2, 1}, parse_variant("flat"));
+  EXPECT_EQ(r.comm_cpu_s, 0);
+  EXPECT_NEAR(r.step_s, 0.354, 1e-15);
+}
+
 TEST(StepPrediction, MissingLevelsAndBaselineAreNamed) {
   PlanInputs in = inputs();
   in.link.inter = {};
