@@ -19,8 +19,9 @@
 # node-local ranks, shared memory only inside a node, all traffic between nodes over TCP on a link of a
 # stated bandwidth, a node vanishing, a link going down; with DELAY, a wire's latency: kernels without tc netem
 # are common in VMs, so a user-space delay line, tools/bench/delay_line.c, joins a node's eth0, then a TAP device, to
-# the bridge, at 9000-byte frames). What it does not: RDMA / InfiniBand / RoCE, GPUDirect, NCCL across hosts,
-# separate file systems, clocks or kernels, and CPU isolation (every node shares this machine's cores and memory).
+# the bridge, at 9000-byte frames, passing TCP's 64 KiB offloaded frames whole as netem would). What it does not:
+# RDMA / InfiniBand / RoCE, GPUDirect, NCCL across hosts, separate file systems, clocks or kernels, and CPU
+# isolation (every node shares this machine's cores and memory).
 # shellcheck shell=bash
 
 NETNS_SUBNET=10.77.0.0/24
