@@ -11,14 +11,17 @@
 
 namespace ft {
 
-double machine_busy_cpu_s() {
-  std::ifstream stat("/proc/stat");
+double busy_cpu_s_from_stat(std::istream& stat, long ticks_per_s) {
   std::string label;
   double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
   if (!(stat >> label >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || label != "cpu")
     return -1;
-  const long ticks = sysconf(_SC_CLK_TCK);
-  return ticks > 0 ? (user + nice + system + irq + softirq + steal) / static_cast<double>(ticks) : -1;
+  return ticks_per_s > 0 ? (user + nice + system + irq + softirq + steal) / static_cast<double>(ticks_per_s) : -1;
+}
+
+double machine_busy_cpu_s() {
+  std::ifstream stat("/proc/stat");
+  return busy_cpu_s_from_stat(stat, sysconf(_SC_CLK_TCK));
 }
 
 int machine_cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
