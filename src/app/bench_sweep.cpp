@@ -30,8 +30,9 @@ void allreduce_once(Backend& backend, BucketDeviceSync& sync, at::Tensor& buffer
 }
 
 // One size's sample: the slowest rank's median time for one all-reduce of `bytes` (each after a barrier), then
-// the machine's busy CPU per all-reduce as rank 0 counts it over `iterations` more, back to back: not over the
-// timing's barriers, whose MPI waits poll. What else the machine runs meanwhile counts too.
+// the machine's busy CPU per all-reduce as rank 0 counts it over `iterations` more, back to back (the timing's
+// closing all-reduce of the median has brought the ranks together): not over the timing's barriers, whose MPI
+// waits poll. What else the machine runs meanwhile counts too.
 SweepSample measure_sample(const World& world, Backend& backend, const at::Device& device, double bytes,
                            const SweepSetting& s, bool ring) {
   auto buffer = at::ones({static_cast<std::int64_t>(bytes / 4)}, at::TensorOptions().device(device));
@@ -39,7 +40,6 @@ SweepSample measure_sample(const World& world, Backend& backend, const at::Devic
   SweepSample sample{bytes, median_over_ranks_s(world, s.warmup, s.iterations,
                                                 [&] { allreduce_once(backend, *sync, buffer, device); }),
                      ring};
-  world.barrier();
   const double before = machine_busy_cpu_s();
   for (int i = 0; i < s.iterations; ++i) allreduce_once(backend, *sync, buffer, device);
   const double after = machine_busy_cpu_s();

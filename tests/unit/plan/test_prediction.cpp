@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "runtime/error.h"
 
@@ -85,6 +86,16 @@ TEST(StepPrediction, PowerSgdSendsFactorsOfTheMatricesOnly) {
   EXPECT_NEAR(r.comm_s, 2 * 16000e-9 + 0.004, 1e-15);
 }
 
+TEST(StepPrediction, EachBucketsAllReducesInWireBytes) {
+  const ProfileBucket matrix{1000000, 0, {{1000, 1000}}}, small{16, 0, {{8, 2}}};
+  EXPECT_EQ(bucket_allreduce_bytes(matrix, 4, parse_variant("flat")), std::vector<double>{4e6});
+  EXPECT_EQ(bucket_allreduce_bytes(matrix, 4, parse_variant("flat+fp16")), std::vector<double>{2e6});
+  // PowerSGD at rank 4: P (1000 x 4) then Q (1000 x 4); a bucket with nothing to compress goes whole, once.
+  EXPECT_EQ(bucket_allreduce_bytes(matrix, 4, parse_variant("hierarchical+powersgd:4")),
+            (std::vector<double>{16000, 16000}));
+  EXPECT_EQ(bucket_allreduce_bytes(small, 4, parse_variant("flat+powersgd:4")), std::vector<double>{64});
+}
+
 TEST(StepPrediction, PowerSgdElementsPerBucket) {
   // A 3x3 convolution of 64 to 64 channels and its bias: [64, 576] at k = 4 sends 64 x 4, then 576 x 4.
   ProfileBucket conv{64 * 64 * 9 + 64, 0, {{64, 64, 3, 3}, {64}}};
@@ -111,6 +122,7 @@ TEST(StepPrediction, OneMachineTakesTheComputeMeasuredWithThatManyRanks) {
   const PlanRow r = predict(in, {2, 1}, parse_variant("flat"));
   EXPECT_EQ(r.profile_ranks, 2);
   EXPECT_DOUBLE_EQ(r.compute_s, 0.7);
+  EXPECT_EQ(r.comm_cpu_s, 0);  // the link's CPU was not measured: nothing charged
   EXPECT_NEAR(r.efficiency, 0.35 / (0.7 + 0.004), 1e-15);  // against the 1-rank step
   EXPECT_NE(error_of(in, {3, 1}, "flat").find("mpirun -np 3 fusetrain plan profile"), std::string::npos);
 }
@@ -142,6 +154,10 @@ TEST(StepPrediction, OnOneMachineTheAllReducesCpuComesOutOfCompute) {
   // Four cores share the same CPU: half on each.
   in.link.inter.cpu_cores = 4;
   EXPECT_NEAR(predict(in, {2, 1}, parse_variant("flat")).comm_cpu_s, 0.004, 1e-15);
+  // One node of 2 ranks: the level inside a node, 1e-9 s a byte counted on 2 cores, whatever the inter level has.
+  in.link.intra = {0, 1e-10, -1, 1e-9, 2};
+  in.link.inter.cpu_s_per_byte = 5e-9;
+  EXPECT_NEAR(predict(in, {1, 2}, parse_variant("flat")).comm_cpu_s, 0.008, 1e-15);
   // One rank sends nothing; ranks each on a machine of their own do not share its cores.
   EXPECT_EQ(predict(in, {1, 1}, parse_variant("flat")).comm_cpu_s, 0);
   in.one_machine = false;
