@@ -41,10 +41,12 @@ grep -q "^fit: alpha = [0-9.]* us (below the ring's size [0-9.]* us), beta = [0-
 # the sweep's wall time (5 all-reduces of each size counted, back to back after the timed ones).
 grep -q "^machine CPU: [0-9.]* ns per byte a rank sends, on $(nproc) cores" "$work/sweep.log" ||
   fail "no machine CPU line on $(nproc) cores"
-python3 - "$work/link.json" "$(nproc)" "$wall" << 'PY' || fail "the link file's machine CPU is wrong"
-import json, sys
+python3 - "$work/link.json" "$(nproc)" "$wall" "$work/sweep.log" << 'PY' || fail "the link file's machine CPU is wrong"
+import json, re, sys
 level = json.load(open(sys.argv[1]))["levels"]["intra"]
 cores, wall = int(sys.argv[2]), float(sys.argv[3])
+printed = float(re.search(r"^machine CPU: ([0-9.]+) ns", open(sys.argv[4]).read(), re.M).group(1))
+assert abs(printed - level["cpu_s_per_byte"] * 1e9) <= 1e-4, (printed, level["cpu_s_per_byte"])
 counted = sum(s["cpu_s"] * 5 for s in level["samples"])
 assert level["cpu_cores"] == cores and level["cpu_s_per_byte"] > 0, level
 # Counted in clock ticks (10 ms): a few all-reduces of 4 KiB can count none, the 64 MiB ones not.
@@ -54,8 +56,8 @@ assert counted <= cores * wall, f"{counted} CPU seconds counted in {wall} s on {
 print(f"machine CPU: {level['cpu_s_per_byte'] * 1e9:.3f} ns a byte; {counted:.2f} s counted in {wall:.2f} s")
 PY
 
-# MPI's own all-reduce at every size: recursive doubling's rows only, no ring.
-sweep "$work/native.log" --sweep 4096,16777216 --mpi-algorithm native --iterations 3 --warmup 1
+# MPI's own all-reduce at every size, without warm-up: recursive doubling's rows only, no ring.
+sweep "$work/native.log" --sweep 4096,16777216 --mpi-algorithm native --iterations 3 --warmup 0
 [ "$(grep -c '^| [0-9]* | ring |' "$work/native.log")" = 0 ] ||
   fail "the native sweep ran the ring"
 [ "$(grep -c '^| [0-9]* | doubling |' "$work/native.log")" = 2 ] || fail "the native sweep should measure both sizes"
