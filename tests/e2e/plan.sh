@@ -36,6 +36,11 @@ grep -q "^profile of simple_cnn on .*, batch 8, 1 rank(s) computing at once, 1 t
 "$FT" train --config "$FUSETRAIN_SOURCE/configs/quickstart.yaml" --set "data.path=$work/data" --set train.epochs=1 \
   --set train.threads=1 --set train.device=cpu --set "output.dir=$work/runs" --set output.name=one \
   --set output.save_model=false --set output.tensorboard=false > "$work/train.log"
+# The results file keeps the command line that made it, word for word.
+"$FT" inspect "$work/runs/one.h5" /provenance | grep -qxF "  @command_line = fusetrain train --config \
+$FUSETRAIN_SOURCE/configs/quickstart.yaml --set data.path=$work/data --set train.epochs=1 --set train.threads=1 \
+--set train.device=cpu --set output.dir=$work/runs --set output.name=one --set output.save_model=false \
+--set output.tensorboard=false" || fail "the results file's /provenance lacks the train command line"
 "$FT" plan --results "$work/runs/one.h5" --inter 1:50 --intra 100 --topology 1x1,2x1,2x2 --allreduce flat,hierarchical \
   --json "$work/results-plan.json" | tee "$work/results-plan.md"
 [ "$(grep -c '^| [12] x [12] |' "$work/results-plan.md")" = 6 ] || fail "expected 6 rows from the results file"
