@@ -22,8 +22,8 @@ struct SweepSample {
 // share) / its alpha coefficient, at least 0: alpha is the median over the ring's smaller half, small_alpha the
 // median over recursive doubling's samples (each the other where its algorithm ran none). cpu_s_per_byte: the
 // samples' CPU over the bytes all `ranks` sent in them, over the same larger half as beta, on `cores` cores (0
-// when no sample there has its CPU measured). Throws ft::Error when
-// fewer than two sizes were measured, a time is not positive, or the times do not grow with the size.
+// when no sample there has its CPU measured). Throws ft::Error when fewer than two sizes were measured, a time is
+// not positive, or the times do not grow with the size.
 LinkLevel fit_level(const std::vector<SweepSample>& samples, int ranks, int cores = 0);
 
 }  // namespace ft

@@ -60,9 +60,12 @@ double tree_stage_s(int ranks, double bytes, const LinkLevel& link) {
   return ceil_log2(ranks) * link.alpha_s + bytes * link.beta_s_per_byte;
 }
 
+const LinkLevel& flat_level(const Topology& topology, const LinkModel& link) {
+  return topology.nodes > 1 ? link.inter : link.intra;
+}
+
 double flat_allreduce_s(const Topology& topology, double bytes, const LinkModel& link) {
-  const LinkLevel& level = topology.nodes > 1 ? link.inter : link.intra;
-  return level_allreduce_s(topology.ranks(), bytes, level, link);
+  return level_allreduce_s(topology.ranks(), bytes, flat_level(topology, link), link);
 }
 
 double hierarchical_allreduce_s(const Topology& topology, double bytes, const LinkModel& link) {
@@ -72,10 +75,8 @@ double hierarchical_allreduce_s(const Topology& topology, double bytes, const Li
 
 double allreduce_machine_cpu_s(const Topology& topology, bool hierarchical, double bytes, const LinkModel& link) {
   const auto cost = [](const LinkLevel& level) { return level.cpu_known() ? level.cpu_s_per_byte : 0.0; };
-  if (!hierarchical) {
-    const LinkLevel& level = topology.nodes > 1 ? link.inter : link.intra;
-    return topology.ranks() * level_sent_bytes(topology.ranks(), bytes, link) * cost(level);
-  }
+  if (!hierarchical)
+    return topology.ranks() * level_sent_bytes(topology.ranks(), bytes, link) * cost(flat_level(topology, link));
   const double inside = topology.nodes * 2.0 * (topology.per_node - 1) * bytes * cost(link.intra);
   return inside + topology.nodes * level_sent_bytes(topology.nodes, bytes, link) * cost(link.inter);
 }

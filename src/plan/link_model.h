@@ -56,6 +56,8 @@ double level_sent_bytes(int ranks, double bytes, const LinkModel& link);
 // ceil(log2 G) alpha + bytes beta. Zero for one rank.
 double tree_stage_s(int ranks, double bytes, const LinkLevel& link);
 
+// The level a flat all-reduce over every rank of `topology` runs at: between nodes when there are several.
+const LinkLevel& flat_level(const Topology& topology, const LinkModel& link);
 // Every rank in one ring (or doubling) across the topology: each step waits for its slowest hop, a link between
 // nodes when there are several, so the whole runs at the inter-node level's alpha and beta.
 double flat_allreduce_s(const Topology& topology, double bytes, const LinkModel& link);

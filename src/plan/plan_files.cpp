@@ -183,7 +183,8 @@ std::string plan_json(const PlanInputs& inputs, const std::vector<PlanRow>& rows
     out.push_back({{"nodes", r.topology.nodes}, {"ranks_per_node", r.topology.per_node},
                    {"devices", r.topology.ranks()}, {"allreduce", r.variant.name()}, {"profile_ranks", r.profile_ranks},
                    {"step_s", r.step_s}, {"compute_s", r.compute_s}, {"allreduce_s", r.comm_s},
-                   {"exposed_s", r.exposed_s}, {"comm_cpu_s", r.comm_cpu_s}, {"images_per_s", r.images_per_s}, {"efficiency", r.efficiency}});
+                   {"exposed_s", r.exposed_s}, {"comm_cpu_s", r.comm_cpu_s}, {"images_per_s", r.images_per_s},
+                   {"efficiency", r.efficiency}});
   Json j = {{"format", "fusetrain-plan"}, {"format_version", kPlanFormatVersion}, {"profiles", profiles},
             {"link", {{"intra", level(inputs.link.intra)}, {"inter", level(inputs.link.inter)},
                       {"ring_min_bytes", inputs.link.ring_min_bytes}}},

@@ -98,7 +98,7 @@ void require_levels(const Topology& t, const PlanVariant& v, const LinkModel& li
 // that level's CPU per byte, over the cores it was counted on. 0 when the level's CPU was not measured.
 double machine_comm_cpu_s(const StepProfile& p, const Topology& topology, const PlanVariant& variant,
                           const LinkModel& link) {
-  const LinkLevel& level = topology.nodes > 1 ? link.inter : link.intra;
+  const LinkLevel& level = flat_level(topology, link);
   if (!level.cpu_known()) return 0;
   const bool hierarchical = variant.algorithm == PlanVariant::Algorithm::hierarchical;
   double cpu = 0;

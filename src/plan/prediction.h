@@ -60,8 +60,9 @@ double bucket_comm_s(const ProfileBucket& bucket, int element_bytes, const Topol
 
 // The step on `topology` with `variant`: compute + exposed communication; on one machine whose link has its CPU
 // cost measured, compute + the larger of the exposed communication and the all-reduces' CPU over the machine's
-// cores (the ranks fill the cores, so that CPU comes out of compute, while the link waits on neither). Throws ft::Error when a level it needs is missing from the link
-// model (between nodes for several nodes; inside a node for several ranks per node) or a profile is missing.
+// cores (the ranks fill the cores, so that CPU comes out of compute, while the link waits on neither). Throws
+// ft::Error when a level it needs is missing from the link model (between nodes for several nodes; inside a node
+// for several ranks per node) or a profile is missing.
 PlanRow predict(const PlanInputs& inputs, const Topology& topology, const PlanVariant& variant);
 
 }  // namespace ft

@@ -12,10 +12,11 @@
 # "simple_cnn resnet18"), BATCH_simple_cnn (default 64), BATCH_resnet18 (default 32), STEPS (timed steps per run,
 # default 10), REPEATS (runs of every cell, each against its own 1-node run, default 3), SWEEP_ITERATIONS (default
 # 8), PROFILE_STEPS (default 10), BACKEND (of the sweep and the measured steps, default gloo: its waits sleep,
-# where MPI's poll and take the shared cores from the ranks computing), PREDICTIONS (measure against this predictions.tsv, made earlier, instead of
-# sweeping, profiling and predicting afresh), PHASES (default "predict measure compare").
+# where MPI's poll and take the shared cores from the ranks computing), PREDICTIONS (measure against this
+# predictions.tsv, made earlier, instead of sweeping, profiling and predicting afresh), PHASES (default "predict
+# measure compare").
 set -euo pipefail
-[ $# -eq 1 ] || { sed -n '9,17p' "$0"; exit 2; }
+[ $# -eq 1 ] || { sed -n '9,18p' "$0"; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export FUSETRAIN_BIN_DIR=${FUSETRAIN_BIN_DIR:-$root/build/bin}
 export FUSETRAIN_TMP=$1
