@@ -98,6 +98,8 @@ TEST(PlanFiles, TheMachinesCpuPerByteReadsBackAndIsOptional) {
                         {{4096, 1e-4, true, 0.5}, {1 << 20, 9e-3}}};
   LinkFile file;
   file.levels = {inter};
+  // The rate beside beta, for people reading the file: 8 ns a byte is 1 Gbit/s.
+  EXPECT_NE(link_json(file).find("\"gbit_s\": 1.0"), std::string::npos) << link_json(file);
   const std::string path = write("plan-link-cpu.json", link_json(file));
   const LinkFile link = read_link(path);
   EXPECT_DOUBLE_EQ(link.model.inter.cpu_s_per_byte, 3e-9);
