@@ -101,6 +101,9 @@ int link_sweep(const po::variables_map& vm, const World& world, BackendOptions o
   setting.fit_path = vm["fit"].as<std::string>();
   setting.backend = options.name;
   setting.mpi_algorithm = options.mpi_algorithm;
+  setting.beside_compute = vm["beside-compute"].as<int>();
+  FT_REQUIRE(setting.beside_compute >= 0, "--beside-compute must be 0 or more busy threads per rank, not ",
+             setting.beside_compute);
   run_link_sweep(world, options, device, setting);
   return 0;
 }
@@ -127,7 +130,10 @@ int bench_allreduce(int argc, char** argv) {
        "flat, fitted as latency alpha and inverse bandwidth beta (fusetrain plan)")
       ("level", po::value<std::string>()->default_value("auto"),
        "--sweep: intra (ranks of one node) | inter (ranks on several nodes) | auto")
-      ("fit", po::value<std::string>()->default_value(""), "--sweep: the link file to write the level into");
+      ("fit", po::value<std::string>()->default_value(""), "--sweep: the link file to write the level into")
+      ("beside-compute", po::value<int>()->default_value(0),
+       "--sweep: time beside this many busy threads per rank, as a step's all-reduces run beside backward on "
+       "cores the ranks fill (fusetrain plan --one-machine --link-beside-compute); write it to its own link file");
   po::variables_map vm;
   if (const int status = bench_parse(options, argc, argv, vm, "fusetrain bench allreduce"); status >= 0) return status;
 

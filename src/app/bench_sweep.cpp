@@ -14,6 +14,7 @@
 #include "plan/link_fit.h"
 #include "plan/plan_files.h"
 #include "runtime/collective_timing.h"
+#include "runtime/compute_load.h"
 #include "runtime/error.h"
 #include "runtime/machine_cpu.h"
 #include "runtime/world.h"
@@ -32,7 +33,7 @@ void allreduce_once(Backend& backend, BucketDeviceSync& sync, at::Tensor& buffer
 // One size's sample: the slowest rank's median time for one all-reduce of `bytes` (each after a barrier), then
 // the machine's busy CPU per all-reduce as rank 0 counts it over `iterations` more, back to back (the timing's
 // closing all-reduce of the median has brought the ranks together): not over the timing's barriers, whose MPI
-// waits poll. What else the machine runs meanwhile counts too.
+// waits poll. What else the machine runs meanwhile counts too; beside a compute load, nothing is counted.
 SweepSample measure_sample(const World& world, Backend& backend, const at::Device& device, double bytes,
                            const SweepSetting& s, bool ring) {
   auto buffer = at::ones({static_cast<std::int64_t>(bytes / 4)}, at::TensorOptions().device(device));
@@ -40,6 +41,7 @@ SweepSample measure_sample(const World& world, Backend& backend, const at::Devic
   SweepSample sample{bytes, median_over_ranks_s(world, s.warmup, s.iterations,
                                                 [&] { allreduce_once(backend, *sync, buffer, device); }),
                      ring};
+  if (s.beside_compute > 0) return sample;
   const double before = machine_busy_cpu_s();
   for (int i = 0; i < s.iterations; ++i) allreduce_once(backend, *sync, buffer, device);
   const double after = machine_busy_cpu_s();
@@ -61,8 +63,9 @@ double fitted_s(const LinkLevel& fit, int ranks, const SweepSample& s) {
 void print_sweep(const LinkLevelRecord& r, int iterations) {
   const double bus = 2.0 * (r.ranks - 1) / r.ranks;
   std::printf("all-reduce sweep, level %s: %d ranks on %d node(s), backend %s, the slowest rank's median of %d "
-              "iterations\n\n| bytes | algorithm | time_ms | fit_ms | busbw_GB_s |\n|---|---|---|---|---|\n",
-              r.level.c_str(), r.ranks, r.nodes, r.backend.c_str(), iterations);
+              "iterations%s\n\n| bytes | algorithm | time_ms | fit_ms | busbw_GB_s |\n|---|---|---|---|---|\n",
+              r.level.c_str(), r.ranks, r.nodes, r.backend.c_str(), iterations,
+              r.beside_compute > 0 ? cat(", beside ", r.beside_compute, " busy thread(s) per rank").c_str() : "");
   for (const auto& s : r.samples)
     std::printf("| %.0f | %s | %.3f | %.3f | %.3f |\n", s.bytes, s.ring ? "ring" : "doubling", s.seconds * 1e3,
                 fitted_s(r.fit, r.ranks, s) * 1e3, bus * s.bytes / s.seconds / 1e9);
@@ -117,6 +120,8 @@ void run_link_sweep(const World& world, const BackendOptions& options, const at:
   record.nodes = nodes;
   record.backend = choice_name(s.backend);
   record.measured_at = world.broadcast(utc_now());
+  record.beside_compute = s.beside_compute;
+  const ComputeLoad load(s.beside_compute);
   // Every size round the ring, where the backend runs one; below the ring's size, also as the backend's own
   // all-reduce runs it there (MPI_Iallreduce), each algorithm's latency shows where its sizes are small.
   const double ring_from = ring_min_bytes(s.backend, s.mpi_algorithm);
@@ -137,6 +142,9 @@ void run_link_sweep(const World& world, const BackendOptions& options, const at:
   if (world.rank() != 0) return;
   record.fit = fit_level(record.samples, record.ranks, machine_cores());
   print_sweep(record, s.iterations);
+  if (load.threads() > 0)
+    std::printf("beside compute: rank 0's %d busy thread(s) made %lld passes over their buffers meanwhile\n",
+                load.threads(), static_cast<long long>(load.passes()));
   if (!s.fit_path.empty()) {
     write_file_atomically(s.fit_path, link_json(merge_link_level(s.fit_path, record, ring_from)));
     std::printf("link file: %s (level %s)\n", s.fit_path.c_str(), record.level.c_str());

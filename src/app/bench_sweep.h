@@ -21,6 +21,7 @@ struct SweepSetting {
   std::string fit_path;        // the link file to add the level to ("" = print only)
   BackendName backend = BackendName::mpi;
   MpiAlgorithm mpi_algorithm = MpiAlgorithm::automatic;
+  int beside_compute = 0;  // busy threads per rank while timing (runtime/compute_load.h); 0: an idle machine
 };
 
 // "4096,65536,..." or "default" (4 KiB to 16 MiB, each 4 times the one before) as sizes in bytes; throws
@@ -33,6 +34,8 @@ double ring_min_bytes(BackendName backend, MpiAlgorithm mpi_algorithm);
 // Collective: every size timed (median over iterations of the slowest rank, each iteration from a barrier) through
 // the ring where the backend has one, and below the size from which it takes the ring (the mpi backend's `auto`)
 // through MPI_Iallreduce too; rank 0 prints the table and the fit and writes the level into setting.fit_path.
+// With beside_compute, every rank runs that many busy threads from the first size to the last, and the machine's
+// CPU is not counted (the load's would be in it).
 void run_link_sweep(const World& world, const BackendOptions& options, const at::Device& device,
                     const SweepSetting& setting);
 

@@ -53,7 +53,7 @@ Json level_json(const LinkLevelRecord& r) {
   return {{"alpha_s", r.fit.alpha_s}, {"beta_s_per_byte", r.fit.beta_s_per_byte},
           {"small_alpha_s", r.fit.doubling_alpha_s()}, {"cpu_s_per_byte", r.fit.cpu_s_per_byte},
           {"cpu_cores", r.fit.cpu_cores}, {"gbit_s", 8e-9 / r.fit.beta_s_per_byte}, {"ranks", r.ranks},
-          {"nodes", r.nodes}, {"backend", r.backend},
+          {"nodes", r.nodes}, {"backend", r.backend}, {"beside_compute", r.beside_compute},
           {"measured_at", r.measured_at}, {"samples", samples}};
 }
 
@@ -75,6 +75,9 @@ LinkLevelRecord read_level(const Json& j, const std::string& name, const std::st
   r.ranks = static_cast<int>(json_integer(j, "ranks", where));
   r.nodes = static_cast<int>(json_integer(j, "nodes", where));
   r.backend = json_text(j, "backend", where);
+  // The busy threads per rank it was timed beside: absent from a sweep on an idle machine.
+  if (j.contains("beside_compute")) r.beside_compute = static_cast<int>(json_integer(j, "beside_compute", where));
+  FT_REQUIRE(r.beside_compute >= 0, where, ": beside_compute must be >= 0");
   r.measured_at = json_text(j, "measured_at", where);
   for (const auto& s : json_list(j, "samples", where)) {
     const std::string algorithm = json_text(s, "algorithm", where + " sample");

@@ -17,6 +17,7 @@ struct LinkLevelRecord {
   int ranks = 0, nodes = 0;
   std::string backend, measured_at;
   std::vector<SweepSample> samples;
+  int beside_compute = 0;  // busy threads per rank the sweep ran beside (0: an idle machine)
 };
 
 struct LinkFile {

@@ -56,6 +56,21 @@ assert counted <= cores * wall, f"{counted} CPU seconds counted in {wall} s on {
 print(f"machine CPU: {level['cpu_s_per_byte'] * 1e9:.3f} ns a byte; {counted:.2f} s counted in {wall:.2f} s")
 PY
 
+# Beside a busy thread per rank: said in the header and the file, the threads shown to have run, and no machine
+# CPU counted (the load's would be in it).
+sweep "$work/beside.log" --sweep 4096,16777216 --beside-compute 1 --iterations 3 --warmup 1 --fit "$work/link-beside.json"
+grep -q "^all-reduce sweep, level intra: .* median of 3 iterations, beside 1 busy thread(s) per rank$" \
+  "$work/beside.log" || fail "no header naming the busy thread per rank"
+grep -q "^beside compute: rank 0's 1 busy thread(s) made [1-9][0-9]* passes over their buffers meanwhile$" \
+  "$work/beside.log" || fail "the busy thread made no pass"
+! grep -q "^machine CPU:" "$work/beside.log" || fail "the sweep beside compute counted the machine's CPU"
+python3 - "$work/link-beside.json" << 'PY' || fail "the link file beside compute is wrong"
+import json, sys
+level = json.load(open(sys.argv[1]))["levels"]["intra"]
+assert level["beside_compute"] == 1, level["beside_compute"]
+assert level["cpu_s_per_byte"] == 0 and all(s["cpu_s"] == -1 for s in level["samples"]), level
+PY
+
 # MPI's own all-reduce at every size, without warm-up: recursive doubling's rows only, no ring.
 sweep "$work/native.log" --sweep 4096,16777216 --mpi-algorithm native --iterations 3 --warmup 0
 [ "$(grep -c '^| [0-9]* | ring |' "$work/native.log")" = 0 ] ||

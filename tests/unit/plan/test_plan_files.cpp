@@ -123,6 +123,22 @@ TEST(PlanFiles, TheMachinesCpuPerByteReadsBackAndIsOptional) {
       << read_error(negative, false);
 }
 
+TEST(PlanFiles, ASweepBesideComputeSaysSoAndAnIdleOneIsZero) {
+  LinkLevelRecord inter{"inter", {1e-4, 8e-9}, 2, 2, "gloo", "2026-11-29T22:00:00Z", {{4096, 1e-4}, {1 << 20, 9e-3}}};
+  inter.beside_compute = 1;
+  LinkFile file;
+  file.levels = {inter};
+  EXPECT_EQ(read_link(write("plan-link-beside.json", link_json(file))).levels[0].beside_compute, 1);
+  // A file from before the key: swept on an idle machine.
+  std::string body = link_json(file);
+  body.replace(body.find("\"beside_compute\""), 16, "\"beside_unused\"");
+  EXPECT_EQ(read_link(write("plan-link-idle.json", body)).levels[0].beside_compute, 0);
+  body = link_json(file);
+  const std::string negative =
+      write("plan-link-beside-negative.json", body.replace(body.find("\"beside_compute\": 1"), 19, "\"beside_compute\": -1"));
+  EXPECT_EQ(read_error(negative, false), negative + " level inter: beside_compute must be >= 0");
+}
+
 TEST(PlanFiles, PredictionsNameTheirRows) {
   PlanInputs in;
   in.profiles = {sample_profile()};
