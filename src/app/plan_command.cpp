@@ -96,14 +96,31 @@ StepProfile results_profile(const std::string& path, const po::variables_map& vm
   return p;
 }
 
+// The link file's model, each level checked to be swept beside compute (`beside`) or on an idle machine.
+LinkModel read_link_swept(const std::string& path, bool beside) {
+  const LinkFile link = read_link(path);
+  for (const auto& r : link.levels)
+    FT_REQUIRE((r.beside_compute > 0) == beside, path, " level ", r.level, ": swept ",
+               beside ? "on an idle machine, not beside compute (sweep it with --beside-compute 1 for "
+                        "--link-beside-compute)"
+                      : "beside compute (--beside-compute): give it as --link-beside-compute, and the idle sweep as "
+                        "--link");
+  return link.model;
+}
+
 PlanInputs plan_inputs(const po::variables_map& vm) {
   PlanInputs in;
   FT_REQUIRE(vm.count("link") || vm.count("inter") || vm.count("intra"), "give the network: a link file (--link, from "
              "`bench allreduce --sweep --fit`) or a data sheet's rate and latency (--inter, --intra)");
-  if (vm.count("link")) in.link = read_link(vm["link"].as<std::string>()).model;
+  if (vm.count("link")) in.link = read_link_swept(vm["link"].as<std::string>(), false);
   if (vm.count("inter")) in.link.inter = parse_link_level(vm["inter"].as<std::string>(), "--inter");
   if (vm.count("intra")) in.link.intra = parse_link_level(vm["intra"].as<std::string>(), "--intra");
   in.one_machine = vm.count("one-machine") > 0;
+  if (vm.count("link-beside-compute")) {
+    FT_REQUIRE(in.one_machine, "--link-beside-compute is the pace of all-reduces on cores the ranks fill: it needs "
+               "--one-machine");
+    in.beside_compute = read_link_swept(vm["link-beside-compute"].as<std::string>(), true);
+  }
   in.compute_scale = vm["compute-scale"].as<double>();
   if (vm.count("results")) in.profiles.push_back(results_profile(vm["results"].as<std::string>(), vm));
   if (vm.count("profile"))
@@ -140,6 +157,9 @@ po::options_description plan_options() {
        "all-reduces: flat | hierarchical, each optionally +fp16, +bf16 or +powersgd:R")
       ("one-machine", "every rank of a topology computes on this machine (namespace nodes): use the profile "
                       "measured with that many ranks at once")
+      ("link-beside-compute", po::value<std::string>(),
+       "--one-machine: the link file of a sweep with --beside-compute: each all-reduce at that pace while backward "
+       "runs")
       ("image", po::value<std::string>()->default_value("3x32x32"),
        "--results: CxHxW of the images (default: from the run's data)")
       ("json", po::value<std::string>(), "write the predictions as JSON (tools/report/plan_plot.py plots them)")

@@ -191,7 +191,10 @@ std::string plan_json(const PlanInputs& inputs, const std::vector<PlanRow>& rows
   Json j = {{"format", "fusetrain-plan"}, {"format_version", kPlanFormatVersion}, {"profiles", profiles},
             {"link", {{"intra", level(inputs.link.intra)}, {"inter", level(inputs.link.inter)},
                       {"ring_min_bytes", inputs.link.ring_min_bytes}}},
-            {"one_machine", inputs.one_machine}, {"rows", out}};
+            {"one_machine", inputs.one_machine},
+            {"link_beside_compute", {{"intra", level(inputs.beside_compute.intra)},
+                                     {"inter", level(inputs.beside_compute.inter)}}},
+            {"rows", out}};
   return j.dump(1) + "\n";
 }
 

@@ -84,14 +84,21 @@ double bucket_comm_s(const ProfileBucket& bucket, int element_bytes, const Topol
 
 namespace {
 
-void require_levels(const Topology& t, const PlanVariant& v, const LinkModel& link) {
+// `which` names the link ("the link", "the link beside compute") and `how` the sweep's extra option, if any.
+void require_levels(const Topology& t, const PlanVariant& v, const LinkModel& link, const char* which,
+                    const char* how) {
   FT_REQUIRE(t.nodes >= 1 && t.per_node >= 1, "topology ", t.name(), ": nodes and ranks per node must be at least 1");
   const bool between = t.nodes > 1;
   const bool inside = t.per_node > 1 && (t.nodes == 1 || v.algorithm == PlanVariant::Algorithm::hierarchical);
-  FT_REQUIRE(!between || link.inter.known(), "topology ", t.name(), " needs the link between nodes (level inter): ",
-             "sweep it with `bench allreduce --sweep --level inter` on ranks of different nodes");
-  FT_REQUIRE(!inside || link.intra.known(), "topology ", t.name(), " with ", v.name(), " needs the link inside a node ",
-             "(level intra): sweep it with `bench allreduce --sweep --level intra` on ranks of one node");
+  FT_REQUIRE(!between || link.inter.known(), "topology ", t.name(), " needs ", which, " between nodes (level inter): ",
+             "sweep it with `bench allreduce --sweep --level inter", how, "` on ranks of different nodes");
+  FT_REQUIRE(!inside || link.intra.known(), "topology ", t.name(), " with ", v.name(), " needs ", which,
+             " inside a node (level intra): sweep it with `bench allreduce --sweep --level intra", how,
+             "` on ranks of one node");
+}
+
+bool beside_compute_given(const PlanInputs& inputs) {
+  return inputs.one_machine && (inputs.beside_compute.inter.known() || inputs.beside_compute.intra.known());
 }
 
 // On one machine, the CPU the step's all-reduces take from its cores: every rank's bytes sent at each level times
@@ -111,7 +118,9 @@ double machine_comm_cpu_s(const StepProfile& p, const Topology& topology, const 
 }  // namespace
 
 PlanRow predict(const PlanInputs& inputs, const Topology& topology, const PlanVariant& variant) {
-  require_levels(topology, variant, inputs.link);
+  require_levels(topology, variant, inputs.link, "the link", "");
+  const bool beside = beside_compute_given(inputs);
+  if (beside) require_levels(topology, variant, inputs.beside_compute, "the link beside compute", " --beside-compute 1");
   FT_REQUIRE(inputs.compute_scale > 0, "the compute scale must be above 0, not ", inputs.compute_scale);
   const double scale = inputs.compute_scale;
   const StepProfile& base = baseline_profile(inputs);
@@ -119,14 +128,15 @@ PlanRow predict(const PlanInputs& inputs, const Topology& topology, const PlanVa
   PlanRow row{topology, variant, p.ranks};
   row.compute_s = p.compute_s() * scale;
   if (topology.ranks() > 1) {
-    std::vector<double> ready, duration;
+    std::vector<double> ready, duration, beside_s;
     for (const auto& b : p.buckets) {
       FT_REQUIRE(variant.wire != PlanVariant::Wire::powersgd || !b.shapes.empty(), variant.name(), " needs the ",
                  "buckets' tensor shapes, which the profile of ", p.source, " lacks");
       ready.push_back(b.ready_s * scale);
       duration.push_back(bucket_comm_s(b, p.element_bytes, topology, variant, inputs.link));
+      if (beside) beside_s.push_back(bucket_comm_s(b, p.element_bytes, topology, variant, inputs.beside_compute));
     }
-    const Overlap overlap = simulate_overlap(ready, duration, p.backward_s * scale);
+    const Overlap overlap = simulate_overlap(ready, duration, p.backward_s * scale, beside_s);
     row.comm_s = overlap.comm_s;
     row.exposed_s = overlap.exposed_s;
     if (inputs.one_machine) row.comm_cpu_s = machine_comm_cpu_s(p, topology, variant, inputs.link);

@@ -39,6 +39,9 @@ struct PlanInputs {
   std::vector<StepProfile> profiles;
   LinkModel link;
   bool one_machine = false;
+  // On one machine, the link as swept beside a busy thread per rank (`bench allreduce --sweep --beside-compute`):
+  // the pace of an all-reduce while backward fills the cores. No level known: every all-reduce at the link's pace.
+  LinkModel beside_compute;
   // The target's compute time over the profiled device's (0.5: the cluster's device computes this step twice as
   // fast): every phase and ready time of every profile is scaled by it.
   double compute_scale = 1;
@@ -60,9 +63,10 @@ double bucket_comm_s(const ProfileBucket& bucket, int element_bytes, const Topol
 
 // The step on `topology` with `variant`: compute + exposed communication; on one machine whose link has its CPU
 // cost measured, compute + the larger of the exposed communication and the all-reduces' CPU over the machine's
-// cores (the ranks fill the cores, so that CPU comes out of compute, while the link waits on neither). Throws
-// ft::Error when a level it needs is missing from the link model (between nodes for several nodes; inside a node
-// for several ranks per node) or a profile is missing.
+// cores (the ranks fill the cores, so that CPU comes out of compute, while the link waits on neither); on one
+// machine with the link beside compute, each all-reduce at that pace until backward ends (overlap.h). Throws
+// ft::Error when a level it needs is missing from the link model or from a given link beside compute (between
+// nodes for several nodes; inside a node for several ranks per node) or a profile is missing.
 PlanRow predict(const PlanInputs& inputs, const Topology& topology, const PlanVariant& variant);
 
 }  // namespace ft

@@ -76,6 +76,16 @@ refuse bad-allreduce "all-reduce 'ring': flat or hierarchical" --profile "$work/
 refuse not-a-link "not a fusetrain-link file" --profile "$work/profile.json" --link "$work/profile.json"
 refuse one-machine "no profile measured with 2 ranks computing at once" --profile "$work/profile.json" \
   --link "$work/link.json" --topology 1x2 --one-machine
+# The link beside compute goes with --one-machine and comes from a sweep beside compute; the idle one the other way.
+beside=$FUSETRAIN_TMP/plan-link/link-beside.json
+refuse beside-alone "--link-beside-compute is the pace of all-reduces on cores the ranks fill: it needs --one-machine" \
+  --profile "$work/profile.json" --link "$work/link.json" --link-beside-compute "$beside"
+refuse beside-idle "$work/link.json level intra: swept on an idle machine, not beside compute" \
+  --profile "$work/profile.json" --link "$work/link.json" --link-beside-compute "$work/link.json" --one-machine
+refuse idle-beside "$beside level intra: swept beside compute (--beside-compute): give it as --link-beside-compute" \
+  --profile "$work/profile.json" --link "$beside" --one-machine
+"$FT" plan --profile "$work/profile.json" --link "$work/link.json" --link-beside-compute "$beside" --one-machine \
+  --topology 1x1 --allreduce flat > "$work/beside.log" || { cat "$work/beside.log"; fail "the link beside compute was refused"; }
 if "$FT" plan profile --model simple_cnn --device cpu > "$work/no-out.log" 2>&1; then fail "profile without --out"; fi
 grep -q "error: --out is required" "$work/no-out.log" || { cat "$work/no-out.log"; fail "unclear --out error"; }
 if "${mpirun[@]}" -np 2 "$FT" bench allreduce --sweep --level inter > "$work/inter.log" 2>&1; then

@@ -46,7 +46,8 @@ cluster() {
 
 hosts() { seq "$1" | sed 's/^/node/; s/$/:1/' | paste -sd,; }
 
-# The link between nodes per rate and latency: a flat all-reduce sweep on 2 nodes x 1 rank, fitted.
+# The link between nodes per rate and latency: a flat all-reduce sweep on 2 nodes x 1 rank, fitted, on idle cores
+# and again beside a busy thread per rank (the measured steps compute with one thread per rank).
 sweep() {
   local rate delay log
   for rate in $rates; do
@@ -56,8 +57,13 @@ sweep() {
       mn_mpirun node1 "$(hosts 2)" 2 "$FT" bench allreduce --sweep --level inter --fit "$out/link-$rate-$delay.json" \
         --backend "$backend" --device cpu --iterations "${SWEEP_ITERATIONS:-8}" > "$log" 2>&1 ||
         { tail -n 20 "$log"; mn_fail "link sweep failed (see $log)"; }
+      mn_mpirun node1 "$(hosts 2)" 2 "$FT" bench allreduce --sweep --level inter --beside-compute 1 \
+        --fit "$out/link-$rate-$delay-beside.json" --backend "$backend" --device cpu \
+        --iterations "${SWEEP_ITERATIONS:-8}" > "$log.beside" 2>&1 ||
+        { tail -n 20 "$log.beside"; mn_fail "link sweep beside compute failed (see $log.beside)"; }
       netns_down
       echo "link $rate, $delay: $(grep '^fit:' "$log"); $(grep '^machine CPU:' "$log" | cut -d'(' -f1)"
+      echo "  beside a busy thread per rank: $(grep '^fit:' "$log.beside")"
     done
   done
 }
@@ -92,7 +98,7 @@ predict() {
     for rate in $rates; do
       for delay in $delays; do
         "$FT" plan "${profiles[@]}" --link "$out/link-$rate-$delay.json" --topology "${topologies%,}" --allreduce flat \
-          --one-machine --json "$out/plan-$model-$rate-$delay.json" > "$out/logs/plan-$model-$rate-$delay.md"
+          --one-machine --link-beside-compute "$out/link-$rate-$delay-beside.json" --json "$out/plan-$model-$rate-$delay.json" > "$out/logs/plan-$model-$rate-$delay.md"
         jq -r --arg m "$model" --arg r "$rate" --arg d "$delay" \
           '.rows[] | [$m, $r, $d, .nodes, .step_s, .efficiency, .exposed_s] | @tsv' \
           "$out/plan-$model-$rate-$delay.json" >> "$out/predictions.tsv.part"
@@ -111,7 +117,8 @@ step() {
   sed -n 's/^images_per_s=\([0-9.]*\) .*seconds=\([0-9.]*\) .*/\2 \1/p' "$log"
 }
 
-# Every cell REPEATS times, each repeat with its own 1-node run of each model first.
+# Every cell REPEATS times, each repeat on a cluster of its own (instances of one cell differ by more than runs on
+# one) with its own 1-node run of each model first.
 measure() {
   local rate delay run model n result seconds ips
   printf 'model\trate\tdelay\tnodes\trun\tstep_s\timages_per_s\n' > "$out/measured.tsv"
@@ -119,8 +126,8 @@ measure() {
     "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out/measured.started"
   for rate in $rates; do
     for delay in $delays; do
-      cluster "$largest" "$rate" "$delay"
       for run in $(seq "$repeats"); do
+        cluster "$largest" "$rate" "$delay"
         for model in $models; do
           for n in 1 $node_counts; do
             result=$(step "$out/logs/step-$model-$rate-$delay-${n}x1-$run.log" "$n" "$model")
@@ -129,8 +136,8 @@ measure() {
               "$(awk -v s="$seconds" -v k="$steps" 'BEGIN { print s / k }')" "$ips" >> "$out/measured.tsv"
           done
         done
+        netns_down
       done
-      netns_down
       echo "measured $rate, $delay"
     done
   done

@@ -166,6 +166,34 @@ TEST(StepPrediction, OnOneMachineTheAllReducesCpuComesOutOfCompute) {
   EXPECT_NEAR(r.step_s, 0.354, 1e-15);
 }
 
+TEST(StepPrediction, OnOneMachineAnAllReduceRunsAtItsPaceBesideComputeUntilBackwardEnds) {
+  // Each 4 MB bucket takes 4 ms alone and 160 ms beside compute (40 ns a byte). Bucket 0, ready at 50 ms, has
+  // done 150/160 of its work when backward ends at 200 ms, the rest takes 1/16 of 4 ms: it ends at 200.25 ms;
+  // bucket 1 (ready at 200) then takes its 4 ms alone: 4.25 ms exposed.
+  PlanInputs in = inputs();
+  in.one_machine = true;
+  in.profiles.push_back(profile(2));
+  in.beside_compute.inter = {0, 40e-9};
+  PlanRow r = predict(in, {2, 1}, parse_variant("flat"));
+  EXPECT_NEAR(r.exposed_s, 0.00425, 1e-15);
+  EXPECT_NEAR(r.comm_s, 0.15025 + 0.004, 1e-15);
+  EXPECT_NEAR(r.step_s, 0.35425, 1e-15);
+  // A pace beside compute that ends bucket 0 before backward's end changes nothing the step waits for.
+  in.beside_compute.inter = {0, 4e-9};
+  EXPECT_NEAR(predict(in, {2, 1}, parse_variant("flat")).step_s, 0.354, 1e-15);
+  // Ranks each on a machine of their own: no compute beside their all-reduces but their own rank's.
+  in.beside_compute.inter = {0, 40e-9};
+  in.one_machine = false;
+  EXPECT_NEAR(predict(in, {2, 1}, parse_variant("flat")).step_s, 0.354, 1e-15);
+  // Given, the link beside compute must have every level the topology needs, as the link must.
+  in.one_machine = true;
+  in.beside_compute.inter = {};
+  in.beside_compute.intra = {0, 1e-10};
+  const std::string error = error_of(in, {2, 1}, "flat");
+  EXPECT_NE(error.find("needs the link beside compute between nodes (level inter)"), std::string::npos) << error;
+  EXPECT_NE(error.find("--level inter --beside-compute 1"), std::string::npos) << error;
+}
+
 TEST(StepPrediction, MissingLevelsAndBaselineAreNamed) {
   PlanInputs in = inputs();
   in.link.inter = {};
