@@ -1,9 +1,9 @@
 // The profiled run: synthetic device-resident batches, the real model and optimizer, no all-reduce. Hooks after
 // gradient accumulation time each parameter's gradient from the start of backward; a bucket (the engine's own
-// plan) is ready when its last gradient is. Ranks started together (mpirun -np P on one machine) start the timed
-// steps from one barrier and keep, step by step, the slowest rank's times, as a step that ends in an all-reduce
-// waits for it; nothing waits between steps, since MPI's waits poll and would take the cores from the ranks
-// still computing (a training rank waits for its all-reduce without polling on its training thread).
+// plan) is ready when its last gradient is. Ranks started together (mpirun -np P on one machine) meet before
+// every step and keep, step by step, the slowest rank's times, as a step that ends in an all-reduce waits for it;
+// they meet sleeping, not polling, so that a rank done early leaves its core to the ranks still computing, as a
+// training rank waiting for its all-reduce does (ranks that never met drift apart where they share cores).
 #include "app/plan_profile.h"
 
 #include <ATen/Parallel.h>
@@ -197,7 +197,7 @@ int plan_profile(int argc, char** argv) {
     const at::Tensor y = at::randint(0, shape.classes, {batch}, opts.dtype(at::kLong));
     std::vector<std::vector<double>> timed;
     for (int i = 0; i < warmup + steps; ++i) {
-      if (i == warmup) world.barrier();
+      world.barrier_sleeping();
       auto times = profile_step(m, x, y, device, ready_at, backward);
       if (i >= warmup) timed.push_back(std::move(times));
     }

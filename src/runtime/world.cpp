@@ -78,10 +78,11 @@ void World::require_usable() const {
   FT_REQUIRE(failure_.empty(), "the MPI world is unusable after an earlier failure: ", failure_);
 }
 
-void World::complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer) const {
+void World::complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer,
+                     std::chrono::microseconds spin) const {
   const double timeout_s = watch_ ? watch_->timeout_s() : timeout_s_;
   if (watch_) watch_->begin(kind, bytes, "mpi");
-  PollBackoff wait(timeout_s > 0 ? timeout_s : 1e9);  // unbounded: 30 years
+  PollBackoff wait(timeout_s > 0 ? timeout_s : 1e9, spin);  // unbounded: 30 years
   for (;;) {
     int done = 0;
     FT_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
@@ -178,6 +179,13 @@ void World::barrier() const {
   MPI_Request request;
   FT_CHECK_MPI(MPI_Ibarrier(comm_, &request));
   complete("barrier", 0, request, nullptr);
+}
+
+void World::barrier_sleeping() const {
+  require_usable();
+  MPI_Request request;
+  FT_CHECK_MPI(MPI_Ibarrier(comm_, &request));
+  complete("barrier", 0, request, nullptr, std::chrono::microseconds(0));
 }
 
 void World::decide_on_rank0(const std::function<void()>& decide) const {

@@ -2,6 +2,7 @@
 // control-plane collectives (strings, scalars) that configuration checks and metric reduction need.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,6 +52,9 @@ class World {
   // Exact: integer sums do not depend on the order ranks combine them in.
   void allreduce_sum(std::int64_t* values, int count) const;
   void barrier() const;
+  // The same, sleeping between polls from the start instead of yielding first: ranks that share cores with ranks
+  // still computing leave them the cores, as training's ranks do while they wait for their all-reduce.
+  void barrier_sleeping() const;
 
   // Collective: runs `decide` on rank 0 alone; when it throws, every rank throws a SharedError with its
   // message, so that a refusal rank 0 found (a file it looked at) is one message and no rank hangs.
@@ -74,7 +78,9 @@ class World {
   // Fills rank, size, node-local rank, node count and hostname from comm_.
   void describe();
   // Waits for `request` (a collective of `bytes` that may write into `buffer`) within the timeout.
-  void complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer) const;
+  // Polls `request` until done, yielding for `spin` first, then sleeping (runtime/poll_backoff.h).
+  void complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer,
+                std::chrono::microseconds spin = std::chrono::milliseconds(20)) const;
   template <typename T>
   void allreduce(T* values, int count, MPI_Datatype type, MPI_Op op) const;
   void require_usable() const;  // throws once a collective has timed out

@@ -1,7 +1,11 @@
 // Broadcast, all-gather and barrier on real ranks for every host backend, the MPI backend's chunked paths,
-// and collectives on a communication thread while the main thread uses the world communicator.
+// collectives on a communication thread while the main thread uses the world communicator, and the world's
+// sleeping barrier.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -104,6 +108,31 @@ TEST(MakeBackend, RejectsABadBroadcastRoot) {
   Backend& backend = test::shared_backend("mpi");
   std::uint8_t byte = 0;
   EXPECT_THROW(backend.broadcast(&byte, 1, backend.size()), Error);
+}
+
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+// The last rank comes 150 ms late: the others wait for it (a barrier), and sleep while they do: a few ms of their
+// CPU at most, where yielding for the first 20 ms, as the plain barrier does, takes up to 20 ms on an idle core.
+TEST(WorldBarrier, TheSleepingOneWaitsForTheLastRankWithoutSpinning) {
+  const World& world = test::world();
+  world.barrier();
+  if (world.rank() == world.size() - 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    world.barrier_sleeping();
+    return;
+  }
+  const double cpu = thread_cpu_s();
+  const auto start = std::chrono::steady_clock::now();
+  world.barrier_sleeping();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double spent = thread_cpu_s() - cpu;
+  EXPECT_GE(waited, 0.1) << "rank " << world.rank() << " left the barrier before the last rank came";
+  EXPECT_LT(spent, 0.01) << "rank " << world.rank() << " spent " << spent << " s of CPU in " << waited << " s";
 }
 
 }  // namespace
