@@ -71,6 +71,13 @@ assert level["beside_compute"] == 1, level["beside_compute"]
 assert level["cpu_s_per_byte"] == 0 and all(s["cpu_s"] == -1 for s in level["samples"]), level
 PY
 
+# A count of busy threads below 0 is refused by name, before any rank sweeps.
+if "$FUSETRAIN_BIN/fusetrain" bench allreduce --sweep --beside-compute -1 > "$work/negative.log" 2>&1; then
+  fail "--beside-compute -1 was accepted"
+fi
+grep -qF -- "--beside-compute must be 0 or more busy threads per rank, not -1" "$work/negative.log" ||
+  { cat "$work/negative.log"; fail "unclear --beside-compute error"; }
+
 # MPI's own all-reduce at every size, without warm-up: recursive doubling's rows only, no ring.
 sweep "$work/native.log" --sweep 4096,16777216 --mpi-algorithm native --iterations 3 --warmup 0
 [ "$(grep -c '^| [0-9]* | ring |' "$work/native.log")" = 0 ] ||
