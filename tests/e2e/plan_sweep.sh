@@ -31,7 +31,7 @@ sweep() {
 start=$(date +%s.%N)
 sweep "$work/sweep.log" --sweep 4096,1048576,16777216,67108864 --iterations 5 --warmup 1 --fit "$work/link.json"
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
-grep -q "^all-reduce sweep, level intra: 2 ranks on 1 node(s), backend [a-z]*, the slowest rank's median of 5 iterations" \
+grep -q "^all-reduce sweep, level intra: 2 ranks on 1 node(s), backend [a-z]*, the slowest rank's median of 5 iterations$" \
   "$work/sweep.log" || fail "no header naming 2 ranks and 5 iterations"
 [ "$(grep -c '^| [0-9]* | ring |' "$work/sweep.log")" = 4 ] || fail "expected a ring row per size"
 grep -q "^fit: alpha = [0-9.]* us (below the ring's size [0-9.]* us), beta = [0-9.]* ns/byte" "$work/sweep.log" ||
