@@ -31,8 +31,9 @@ sweep() {
 start=$(date +%s.%N)
 sweep "$work/sweep.log" --sweep 4096,1048576,16777216,67108864 --iterations 5 --warmup 1 --fit "$work/link.json"
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
-grep -q "^all-reduce sweep, level intra: 2 ranks on 1 node(s), backend [a-z]*, the slowest rank's median of 5 iterations$" \
-  "$work/sweep.log" || fail "no header naming 2 ranks and 5 iterations"
+header="^all-reduce sweep, level intra: 2 ranks on 1 node(s), backend [a-z]*, the slowest rank's median of 5 "
+header+="iterations$"
+grep -q "$header" "$work/sweep.log" || fail "no header naming 2 ranks and 5 iterations"
 [ "$(grep -c '^| [0-9]* | ring |' "$work/sweep.log")" = 4 ] || fail "expected a ring row per size"
 grep -q "^fit: alpha = [0-9.]* us (below the ring's size [0-9.]* us), beta = [0-9.]* ns/byte" "$work/sweep.log" ||
   fail "no fit line"
@@ -58,7 +59,8 @@ PY
 
 # Beside a busy thread per rank: said in the header and the file, the threads shown to have run, and no machine
 # CPU counted (the load's would be in it).
-sweep "$work/beside.log" --sweep 4096,16777216 --beside-compute 1 --iterations 3 --warmup 1 --fit "$work/link-beside.json"
+sweep "$work/beside.log" --sweep 4096,16777216 --beside-compute 1 --iterations 3 --warmup 1 \
+  --fit "$work/link-beside.json"
 grep -q "^all-reduce sweep, level intra: .* median of 3 iterations, beside 1 busy thread(s) per rank$" \
   "$work/beside.log" || fail "no header naming the busy thread per rank"
 grep -q "^beside compute: rank 0's 1 busy thread(s) made [1-9][0-9]* passes over their buffers meanwhile$" \
