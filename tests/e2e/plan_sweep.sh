@@ -35,6 +35,7 @@ header="^all-reduce sweep, level intra: 2 ranks on 1 node(s), backend [a-z]*, th
 header+="iterations$"
 grep -q "$header" "$work/sweep.log" || fail "no header naming 2 ranks and 5 iterations"
 [ "$(grep -c '^| [0-9]* | ring |' "$work/sweep.log")" = 4 ] || fail "expected a ring row per size"
+! grep -q "^beside compute:" "$work/sweep.log" || fail "the plain sweep reported a compute load"
 grep -q "^fit: alpha = [0-9.]* us (below the ring's size [0-9.]* us), beta = [0-9.]* ns/byte" "$work/sweep.log" ||
   fail "no fit line"
 [ -s "$work/link.json" ] || fail "no link file"
