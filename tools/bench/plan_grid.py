@@ -4,7 +4,8 @@
 
 PREDICTIONS.tsv: model, rate, delay, nodes, step_s, efficiency (and more columns), one row per cell.
 MEASURED.tsv: model, rate, delay, nodes, run, step_s, images_per_s, one row per run; nodes 1 is each run's
-baseline. --started: the file the measurement began with, naming the predictions' sha256, which must match.
+baseline. --started: the file the measurement wrote before each block's first step, a line per predictions file
+(its path beside it and its sha256), which must match, and whose rows PREDICTIONS must be.
 Prints a markdown table and the bounds: step-time error at most 10% in the median over the cells and 20% in every
 cell, scaling within 5 points in the median. Exits 1 when a bound fails.
 """
@@ -14,6 +15,7 @@ import argparse
 import csv
 import hashlib
 import pathlib
+import re
 import statistics
 import sys
 
@@ -47,11 +49,25 @@ def measured_cells(measured: list[dict]) -> dict[tuple, dict]:
 
 
 def check_order(predictions: pathlib.Path, started: pathlib.Path) -> str:
-    digest = hashlib.sha256(predictions.read_bytes()).hexdigest()
-    line = started.read_text().strip()
-    if digest not in line:
-        sys.exit(f"{predictions} (sha256 {digest}) is not the file the measurement began with: {line}")
-    return line.lstrip("# ")
+    """Every line of STARTED names a predictions file (beside it) and its sha256, written before that measurement's
+    first step; the files must be unchanged, and PREDICTIONS must hold exactly their rows."""
+    lines = [line for line in started.read_text().splitlines() if line.strip()]
+    if not lines:
+        sys.exit(f"{started} names no predictions")
+    named: list[str] = []
+    for line in lines:
+        match = re.search(r"against (\S+) sha256 ([0-9a-f]{64})", line)
+        if not match:
+            sys.exit(f"{started}: not a line naming predictions and their sha256: {line}")
+        path = started.parent / match[1]
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != match[2]:
+            sys.exit(f"{path} (sha256 {digest}) is not the file the measurement began with: {line}")
+        named += [line for line in path.read_text().splitlines()[1:] if line.strip()]
+    given = [line for line in predictions.read_text().splitlines()[1:] if line.strip()]
+    if sorted(given) != sorted(named):
+        sys.exit(f"{predictions} does not hold exactly the rows of the predictions {started} names")
+    return "\n".join(line.lstrip("# ") for line in lines)
 
 
 def main() -> int:
