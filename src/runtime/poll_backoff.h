@@ -16,8 +16,10 @@ namespace ft {
 class PollBackoff {
  public:
   using Clock = std::chrono::steady_clock;
+  // How long a wait yields before it sleeps, unless told otherwise.
+  static constexpr std::chrono::microseconds kSpin = std::chrono::milliseconds(20);
 
-  explicit PollBackoff(double timeout_s, std::chrono::microseconds spin = std::chrono::milliseconds(20))
+  explicit PollBackoff(double timeout_s, std::chrono::microseconds spin = kSpin)
       : start_(Clock::now()),
         deadline_(start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))),
         spin_until_(start_ + spin),

@@ -174,18 +174,15 @@ double World::allreduce_max(double value) const {
   return value;
 }
 
-void World::barrier() const {
-  require_usable();
-  MPI_Request request;
-  FT_CHECK_MPI(MPI_Ibarrier(comm_, &request));
-  complete("barrier", 0, request, nullptr);
-}
+void World::barrier() const { barrier_polling(PollBackoff::kSpin); }
 
-void World::barrier_sleeping() const {
+void World::barrier_sleeping() const { barrier_polling(std::chrono::microseconds(0)); }
+
+void World::barrier_polling(std::chrono::microseconds spin) const {
   require_usable();
   MPI_Request request;
   FT_CHECK_MPI(MPI_Ibarrier(comm_, &request));
-  complete("barrier", 0, request, nullptr, std::chrono::microseconds(0));
+  complete("barrier", 0, request, nullptr, spin);
 }
 
 void World::decide_on_rank0(const std::function<void()>& decide) const {

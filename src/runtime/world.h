@@ -12,6 +12,7 @@
 
 #include "runtime/collective_watch.h"
 #include "runtime/mpi_check.h"
+#include "runtime/poll_backoff.h"
 
 namespace ft {
 
@@ -80,7 +81,9 @@ class World {
   // Waits for `request` (a collective of `bytes` that may write into `buffer`) within the timeout.
   // Polls `request` until done, yielding for `spin` first, then sleeping (runtime/poll_backoff.h).
   void complete(const char* kind, std::size_t bytes, MPI_Request request, std::shared_ptr<void> buffer,
-                std::chrono::microseconds spin = std::chrono::milliseconds(20)) const;
+                std::chrono::microseconds spin = PollBackoff::kSpin) const;
+  // The barrier of barrier() and barrier_sleeping(), its wait yielding for `spin` before it sleeps.
+  void barrier_polling(std::chrono::microseconds spin) const;
   template <typename T>
   void allreduce(T* values, int count, MPI_Datatype type, MPI_Op op) const;
   void require_usable() const;  // throws once a collective has timed out

@@ -1,12 +1,13 @@
 // Broadcast, all-gather and barrier on real ranks for every host backend, the MPI backend's chunked paths,
 // collectives on a communication thread while the main thread uses the world communicator, and the world's
-// sleeping barrier.
+// sleeping barrier and its timeout.
 #include <gtest/gtest.h>
 
 #include <time.h>
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -133,6 +134,31 @@ TEST(WorldBarrier, TheSleepingOneWaitsForTheLastRankWithoutSpinning) {
   const double spent = thread_cpu_s() - cpu;
   EXPECT_GE(waited, 0.1) << "rank " << world.rank() << " left the barrier before the last rank came";
   EXPECT_LT(spent, 0.01) << "rank " << world.rank() << " spent " << spent << " s of CPU in " << waited << " s";
+}
+
+// A timeout under a second bounds the world's collectives as any other does (the rule is "more than 0 s"): the
+// last rank joins 1.5 s late, the others give up after 0.25 s; the last finds the barrier the others posted.
+TEST(WorldTimeout, AFractionOfASecondBoundsACollective) {
+  const World& world = test::world();
+  World control(world.comm());  // its own communicator: it is unusable after the timeout
+  control.set_timeout(0.25);
+  world.barrier();
+  if (world.rank() == world.size() - 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    control.barrier();
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(control.barrier_sleeping(), StallError) << "rank " << world.rank();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(waited, 0.2) << "rank " << world.rank() << " gave up before its timeout";
+  EXPECT_LT(waited, 1.2) << "rank " << world.rank() << " waited for the late rank instead of its 0.25 s";
+  try {  // and refuses at once what comes after, naming why
+    control.barrier();
+    ADD_FAILURE() << "rank " << world.rank() << ": a barrier completed on a world that had timed out";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unusable after an earlier failure"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
