@@ -63,8 +63,8 @@ def check_order(predictions: pathlib.Path, started: pathlib.Path) -> str:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != match[2]:
             sys.exit(f"{path} (sha256 {digest}) is not the file the measurement began with: {line}")
-        named += [line for line in path.read_text().splitlines()[1:] if line.strip()]
-    given = [line for line in predictions.read_text().splitlines()[1:] if line.strip()]
+        named += [row for row in path.read_text().splitlines()[1:] if row.strip()]
+    given = [row for row in predictions.read_text().splitlines()[1:] if row.strip()]
     if sorted(given) != sorted(named):
         sys.exit(f"{predictions} does not hold exactly the rows of the predictions {started} names")
     return "\n".join(line.lstrip("# ") for line in lines)

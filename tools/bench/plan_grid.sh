@@ -31,6 +31,7 @@ rates=${RATES:-100mbit 1gbit 10gbit} delays=${DELAYS:-0ms 2ms} node_counts=${NOD
 models=${MODELS:-simple_cnn resnet18} steps=${STEPS:-10} repeats=${REPEATS:-3} backend=${BACKEND:-gloo}
 wants() { [[ " ${PHASES:-predict measure compare} " == *" $1 "* ]]; }
 batch() { local var=BATCH_$1; case $1 in resnet18) echo "${!var:-32}" ;; *) echo "${!var:-64}" ;; esac; }
+predictions_header=$'model\trate\tdelay\tnodes\tstep_s\tefficiency\texposed_s'
 largest=$(tr ' ' '\n' <<< "$node_counts" | sort -n | tail -n 1)
 
 # cluster N RATE DELAY: N nodes whose data links run at RATE, each node's outgoing traffic delayed by DELAY (the
@@ -90,7 +91,7 @@ profile() {
 predict() {
   local dir=$1 rate=$2 delay=$3 model topologies profiles p
   topologies=$(for n in $node_counts; do printf '%sx1,' "$n"; done)
-  printf 'model\trate\tdelay\tnodes\tstep_s\tefficiency\texposed_s\n' > "$dir/predictions.tsv.part"
+  echo "$predictions_header" > "$dir/predictions.tsv.part"
   for model in $models; do
     profiles=()
     for p in 1 $node_counts; do profiles+=(--profile "$dir/profile-$model-$p.json"); done
@@ -165,7 +166,7 @@ if [ -n "${PREDICTIONS:-}" ]; then
   wants measure && started "$out/predictions.tsv"
 elif wants predict; then
   command -v jq > /dev/null || mn_fail "jq not found"
-  printf 'model\trate\tdelay\tnodes\tstep_s\tefficiency\texposed_s\n' > "$out/predictions.tsv"
+  echo "$predictions_header" > "$out/predictions.tsv"
 fi
 [ -s "$out/predictions.tsv" ] || mn_fail "no $out/predictions.tsv: predict (PHASES=predict) or give PREDICTIONS"
 for rate in $rates; do
