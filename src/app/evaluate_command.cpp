@@ -8,7 +8,6 @@
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/error_text.h"
-#include "app/launch_env.h"
 #include "checkpoint/model_file.h"
 #include "config/loader.h"
 #include "io/output_claim.h"
@@ -16,6 +15,7 @@
 #include "results/evaluation_file.h"
 #include "results/evaluation_tables.h"
 #include "runtime/error.h"
+#include "runtime/launch_env.h"
 #include "runtime/world.h"
 #include "evaluation/model_evaluation.h"
 

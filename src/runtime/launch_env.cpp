@@ -1,6 +1,6 @@
 // Reads the launcher's rank variables. Only used before MPI_Init; afterwards World is the authority.
 // The order prefers the MPI library's own variable over the scheduler's.
-#include "app/launch_env.h"
+#include "runtime/launch_env.h"
 
 #include <cstdlib>
 #include <initializer_list>

@@ -1,0 +1,105 @@
+// Tests of runtime/launch_env.cpp: each launcher variable alone, their order of preference, and the one-node
+// rule at each of its branches (Open MPI's two sizes, Slurm's node count, a rank variable alone, none at all).
+#include "runtime/launch_env.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace ft {
+namespace {
+
+// Every variable the launcher functions read, cleared for the test and restored after it.
+class LaunchEnv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : kNames) {
+      if (const char* value = std::getenv(name)) saved_[name] = value;
+      unsetenv(name);
+    }
+  }
+  void TearDown() override {
+    for (const char* name : kNames) {
+      const auto found = saved_.find(name);
+      if (found == saved_.end()) unsetenv(name);
+      else setenv(name, found->second.c_str(), 1);
+    }
+  }
+  static void set(const char* name, const char* value) { setenv(name, value, 1); }
+
+  static constexpr const char* kNames[] = {
+      "OMPI_COMM_WORLD_RANK", "PMIX_RANK",       "PMI_RANK",    "SLURM_PROCID", "OMPI_COMM_WORLD_LOCAL_RANK",
+      "MPI_LOCALRANKID",      "SLURM_LOCALID",   "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+      "SLURM_STEP_NUM_NODES"};
+  std::map<std::string, std::string> saved_;
+};
+
+TEST_F(LaunchEnv, AloneIsRankZeroOnOneNode) {
+  EXPECT_EQ(launcher_rank(), 0);
+  EXPECT_EQ(launcher_local_rank(), 0);
+  EXPECT_TRUE(launcher_one_node());
+}
+
+TEST_F(LaunchEnv, EachRankVariableAloneIsRead) {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    set(name, "3");
+    EXPECT_EQ(launcher_rank(), 3) << name;
+    unsetenv(name);
+  }
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    set(name, "2");
+    EXPECT_EQ(launcher_local_rank(), 2) << name;
+    unsetenv(name);
+  }
+}
+
+TEST_F(LaunchEnv, TheMpiLibrarysOwnVariableWins) {
+  set("OMPI_COMM_WORLD_RANK", "1"), set("PMIX_RANK", "2"), set("PMI_RANK", "3"), set("SLURM_PROCID", "4");
+  EXPECT_EQ(launcher_rank(), 1);
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  EXPECT_EQ(launcher_rank(), 2);
+  unsetenv("PMIX_RANK");
+  EXPECT_EQ(launcher_rank(), 3);
+  set("OMPI_COMM_WORLD_LOCAL_RANK", "5"), set("MPI_LOCALRANKID", "6"), set("SLURM_LOCALID", "7");
+  EXPECT_EQ(launcher_local_rank(), 5);
+  unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  EXPECT_EQ(launcher_local_rank(), 6);
+}
+
+TEST_F(LaunchEnv, OpenMpisSizesDecideWhenBothAreSet) {
+  set("OMPI_COMM_WORLD_RANK", "0");
+  set("OMPI_COMM_WORLD_SIZE", "4"), set("OMPI_COMM_WORLD_LOCAL_SIZE", "4");
+  EXPECT_TRUE(launcher_one_node());
+  set("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
+  EXPECT_FALSE(launcher_one_node());
+  set("SLURM_STEP_NUM_NODES", "1");  // Open MPI's own sizes come first
+  EXPECT_FALSE(launcher_one_node());
+}
+
+TEST_F(LaunchEnv, OneOpenMpiSizeAloneFallsToSlurmsNodeCount) {
+  set("SLURM_PROCID", "0");
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"}) {
+    set(name, "4");
+    set("SLURM_STEP_NUM_NODES", "1");
+    EXPECT_TRUE(launcher_one_node()) << name;
+    set("SLURM_STEP_NUM_NODES", "2");
+    EXPECT_FALSE(launcher_one_node()) << name;
+    unsetenv("SLURM_STEP_NUM_NODES");
+    EXPECT_FALSE(launcher_one_node()) << name << " with a rank variable and no node count";
+    unsetenv(name);
+  }
+}
+
+TEST_F(LaunchEnv, ARankVariableWithoutSizesIsNotOneNode) {
+  for (const char* name : {"PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    set(name, "0");
+    EXPECT_FALSE(launcher_one_node()) << name;
+    unsetenv(name);
+  }
+  EXPECT_TRUE(launcher_one_node());
+}
+
+}  // namespace
+}  // namespace ft
