@@ -102,6 +102,19 @@ status=0; "$bin" sweep "$FUSETRAIN_SOURCE/configs/coursework/batch_size.yaml" --
 [ "$status" -eq 2 ] && grep -q "set data.batch_size=8: key 'data.batch_size' is swept by" "$work/set.err" ||
   fail "a swept --set key was accepted (status $status): $(cat "$work/set.err")"
 
+# A runner that is not a bash script, or has no command after its #SBATCH header, is refused by name and
+# nothing is written.
+printf 'echo not a script\n' > "$work/not_bash.sbatch"
+printf '#!/usr/bin/env bash\n#SBATCH --time=1:00:00\n# comments only\n' > "$work/header_only.sbatch"
+for runner in not_bash:"expected a bash script" header_only:"no commands after the #SBATCH header"; do
+  status=0; "$bin" sweep "$work/batch.yaml" --out "$work/runner-${runner%%:*}" --runner "$work/${runner%%:*}.sbatch" \
+    2> "$work/runner.err" || status=$?
+  if ! { [ "$status" -eq 1 ] && grep -q "$work/${runner%%:*}.sbatch: ${runner#*:}" "$work/runner.err"; }; then
+    fail "runner ${runner%%:*} accepted (status $status): $(cat "$work/runner.err")"
+  fi
+  [ ! -e "$work/runner-${runner%%:*}" ] || fail "a refused runner left $work/runner-${runner%%:*}"
+done
+
 # Mistakes name the file, line, column and key.
 printf 'model: {name: simple_cnn}\nsweep:\n  grid:\n    data.batchsize: [16, 32]\n' > "$work/bad.yaml"
 status=0; "$bin" sweep "$work/bad.yaml" --out "$work/bad" 2> "$work/bad.err" || status=$?
