@@ -139,6 +139,10 @@ def main() -> int:
     done = subprocess.run([fusetrain, "report", str(broken)], capture_output=True, text=True)
     check(done.returncode == 1 and f"{broken}: /ranks/train_loss: missing" in done.stderr,
           f"fusetrain report on a file without /ranks/train_loss: {done.returncode} {done.stderr}")
+    # A mistaken option: usage status 2 and one line naming the command and the option.
+    done = subprocess.run([fusetrain, "report", "--no-such-option", str(broken)], capture_output=True, text=True)
+    check(done.returncode == 2 and done.stderr.startswith("fusetrain report: ") and "--no-such-option" in done.stderr,
+          f"fusetrain report --no-such-option: {done.returncode} {done.stderr!r}")
     try:
         reader.read_run(broken)
         check(False, "read_run accepted a file without /ranks/train_loss")
