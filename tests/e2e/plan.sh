@@ -29,6 +29,19 @@ grep -q "^profile of simple_cnn on .*, batch 8, 1 rank(s) computing at once, 1 t
 sys.exit(not 0 < p["optimizer_s"] < p["forward_s"] + p["backward_s"] or p["source"] != "fusetrain plan profile")' \
   "$work/profile.json" || fail "the profile's optimizer time or source is wrong: $(cat "$work/profile.json")"
 
+# Frozen parameters get no gradient and so no bucket: the fast CIFAR-10 network's whitening filter (fitted to
+# the data: 24 filters of 3x2x2 over RGB) and its BatchNorm scales (fixed at 1) stay out, so each conv's norm
+# adds one vector, its bias, as long as the conv's outputs.
+"$FT" plan profile --model fast_cifar --device cpu --batch 2 --steps 1 --warmup 0 --threads 1 \
+  --out "$work/fast_cifar.json" > /dev/null
+"$FUSETRAIN_PYTHON" - "$work/fast_cifar.json" <<'PY' || fail "fast_cifar's profile buckets frozen parameters"
+import collections, json, sys
+shapes = [tuple(s) for b in json.load(open(sys.argv[1]))["buckets"] for s in b["shapes"]]
+assert (24, 3, 2, 2) not in shapes, "the whitening filter is in a bucket"
+filters = collections.Counter(s[0] for s in shapes if len(s) == 4)
+vectors = collections.Counter(s[0] for s in shapes if len(s) == 1)
+assert filters and all(vectors[c] == n for c, n in filters.items()), f"filters {filters}, vectors {vectors}"
+PY
 "$FT" plan --profile "$work/profile.json" --link "$work/link.json" --topology 1x1,1x2 \
   --allreduce flat,hierarchical,flat+bf16,flat+powersgd:2 --json "$work/plan.json" | tee "$work/plan.md"
 [ "$(grep -c '^| 1 x [12] |' "$work/plan.md")" = 8 ] || fail "expected 8 rows (2 topologies x 4 all-reduces)"
