@@ -18,6 +18,7 @@ bool parse_command_line(const boost::program_options::options_description& optio
     parser.options(options);
     if (positional) parser.positional(*positional);
     po::store(parser.run(), vm);
+    if (vm.count("help")) return true;  // the help needs none of the required options
     po::notify(vm);
     return true;
   } catch (const po::error& e) {

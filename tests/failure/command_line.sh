@@ -56,6 +56,19 @@ bench_help() {
   pass
 }
 
+# Every command's and benchmark's help: status 0 and its option list, also where an option is required.
+every_help() {
+  local command
+  for command in train evaluate report info inspect sweep export predict plan "plan profile" "bench allreduce" \
+    "bench step" "bench kernels" "bench gray" "bench batch-size"; do
+    # shellcheck disable=SC2086  # a benchmark's name is a word of its own
+    run_case "help_${command/ /_}" 30 "$FT" $command --help
+    expect_status 0
+    expect_message "^  -h \[ --help \] +show this help$"
+  done
+  pass
+}
+
 # NCCL on CPU devices: refused by name with the backends that work there; those two are accepted.
 bench_nccl_on_cpu() {
   run_case bench_nccl_on_cpu 60 "$FT" bench allreduce --backend nccl --device cpu --model simple_cnn
@@ -76,5 +89,6 @@ check predict_without_checkpoint
 check bench_no_name
 check bench_unknown
 check bench_help
+check every_help
 check bench_nccl_on_cpu
 finish "the command line's edges"
