@@ -144,23 +144,40 @@ TEST(ModelFile, DamagedForeignAndMismatchedFilesAreNamed) {
                {good, "16x16x3 images of 3 classes", "DIR holds 28x28x1 images of 3 classes"});
 }
 
-// Model files written before they carried a checksum (format 1, no trailer) still load, unverified.
-TEST(ModelFile, FormatOneWithoutChecksumStillLoads) {
-  const ModelInfo info = small_info();
-  auto net = trained_network(info);
+// A model file as written before files carried a checksum (format 1, no trailer), with the class names given.
+void write_format_one(const std::string& path, Network& net, const ModelInfo& info, const std::string& class_names) {
   torch::serialize::OutputArchive archive;
   archive.write("kind", c10::IValue(std::string("fusetrain-model")));
   archive.write("format", c10::IValue(std::int64_t{1}));
   archive.write("config", c10::IValue(dump_config(info.config)));
   archive.write("dataset", c10::IValue(info.dataset));
-  archive.write("class_names", c10::IValue(std::string("cat\ndog\nship\n")));
+  archive.write("class_names", c10::IValue(class_names));
   archive.write("input_shape", at::tensor({std::int64_t{3}, std::int64_t{16}, std::int64_t{16}, std::int64_t{3}}));
   archive.write("mean", at::tensor(info.mean, at::kDouble));
   archive.write("std", at::tensor(info.std, at::kDouble));
-  write_model_tensors(archive, *net);
-  const std::string path = tmp("format1.model");
+  write_model_tensors(archive, net);
   archive.save_to(path);
+}
+
+// Model files written before they carried a checksum still load, unverified.
+TEST(ModelFile, FormatOneWithoutChecksumStillLoads) {
+  const ModelInfo info = small_info();
+  auto net = trained_network(info);
+  const std::string path = tmp("format1.model");
+  write_format_one(path, *net, info, "cat\ndog\nship\n");
   expect_same_tensors(*net, *load_trained_model(path).network);
+}
+
+// A file naming one class more or one fewer than its network's 3 outputs is refused, naming both counts.
+TEST(ModelFile, ClassNamesMustMatchTheOutputs) {
+  const ModelInfo info = small_info();
+  auto net = trained_network(info);
+  for (const auto& [names, count] : {std::pair{"cat\ndog\nship\nfrog\n", "4"}, std::pair{"cat\ndog\n", "2"}}) {
+    const std::string path = tmp(cat("classes", count, ".model"));
+    write_format_one(path, *net, info, names);
+    expect_error([&] { load_trained_model(path); },
+                 {path, cat(" names ", count, " classes but its network has 3 outputs")});
+  }
 }
 
 TEST(ModelFile, WeightsOfAnotherModelAreRefused) {
