@@ -69,6 +69,24 @@ TEST(CollectiveOrder, AWaitBeyondTheTimeoutNamesThePlaceNeverEnqueued) {
   EXPECT_GE(seconds_since(start), 0.19);
 }
 
+// A waiter is woken when the place before it is left, not when its 30 s timeout runs out.
+TEST(CollectiveOrder, LeavingAPlaceWakesTheNextOneAtOnce) {
+  CollectiveOrder order(30);
+  const std::uint64_t first = order.take(), second = order.take();
+  bool entered = false;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread waiter([&] {
+    order.enter(second);
+    entered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  order.enter(first);
+  order.leave();
+  waiter.join();
+  EXPECT_TRUE(entered);
+  EXPECT_LT(seconds_since(start), 5.0);
+}
+
 TEST(CollectiveOrder, AnAbandonedOrderFailsItsWaitersAtOnce) {
   CollectiveOrder order(30);
   (void)order.take();
