@@ -94,21 +94,29 @@ INSTANTIATE_TEST_SUITE_P(HostBackends, AllReduce,
                                                               std::size_t{1023}, std::size_t{1000003})),
                          case_name);
 
-// Spans of the given counts, each its own allocation with a guard element; element i of the
-// concatenation carries the same value as element i of one buffer. Returns the number of errors.
-std::size_t allreduce_spans_errors(Backend& backend, DType dtype, const std::vector<std::size_t>& counts) {
+// Spans of the given counts, each its own allocation with a guard element, or (`adjacent`) back to back in one
+// allocation with one guard after them all, as a flat buffer holds its tensors; element i of the concatenation
+// carries the same value as element i of one buffer. Returns the number of errors.
+std::size_t allreduce_spans_errors(Backend& backend, DType dtype, const std::vector<std::size_t>& counts,
+                                   bool adjacent = false) {
   const std::size_t element_size = dtype_size(dtype);
+  std::size_t total = 0;
+  for (std::size_t count : counts) total += count;
   std::vector<std::vector<unsigned char>> buffers;
+  if (adjacent) buffers.emplace_back((total + 1) * element_size);
+  std::vector<unsigned char*> starts;
   std::vector<HostSpan> spans;
   std::size_t global = 0;
   for (std::size_t count : counts) {
-    buffers.emplace_back((count + 1) * element_size);
-    auto& buffer = buffers.back();
-    for (std::size_t i = 0; i < count; ++i) store(dtype, buffer.data(), i, element(dtype, backend.rank(), global + i));
-    std::memset(buffer.data() + count * element_size, 0x5a, element_size);
-    spans.push_back({buffer.data(), count});
+    if (!adjacent) buffers.emplace_back((count + 1) * element_size);
+    unsigned char* start = adjacent ? buffers[0].data() + global * element_size : buffers.back().data();
+    for (std::size_t i = 0; i < count; ++i) store(dtype, start, i, element(dtype, backend.rank(), global + i));
+    if (!adjacent) std::memset(start + count * element_size, 0x5a, element_size);
+    starts.push_back(start);
+    spans.push_back({start, count});
     global += count;
   }
+  if (adjacent) std::memset(buffers[0].data() + total * element_size, 0x5a, element_size);
   backend.allreduce_spans(spans, dtype);
   std::size_t errors = 0;
   global = 0;
@@ -116,13 +124,14 @@ std::size_t allreduce_spans_errors(Backend& backend, DType dtype, const std::vec
     for (std::size_t i = 0; i < counts[s]; ++i) {
       double expected = 0;
       for (int r = 0; r < backend.size(); ++r) expected += element(dtype, r, global + i);
-      const double got = load(dtype, buffers[s].data(), i);
+      const double got = load(dtype, starts[s], i);
       if (got != expected && ++errors <= 3)
         ADD_FAILURE() << dtype_name(dtype) << " span " << s << "[" << i << "] = " << got << ", expected " << expected;
     }
-    for (std::size_t b = 0; b < element_size; ++b)
-      if (buffers[s][counts[s] * element_size + b] != 0x5a) ++errors;
     global += counts[s];
+    if (adjacent && s + 1 < counts.size()) continue;
+    for (std::size_t b = 0; b < element_size; ++b)
+      if (starts[s][counts[s] * element_size + b] != 0x5a) ++errors;
   }
   return errors;
 }
@@ -164,6 +173,16 @@ TEST_P(AllReduceSpans, ConcatenationSumIsExactInPlace) {
     for (const auto& layout : span_layouts())
       EXPECT_EQ(allreduce_spans_errors(backend, dtype, layout), 0u) << dtype_name(dtype) << ", " << layout.size()
                                                                     << " spans";
+}
+
+// Spans back to back in one buffer: a small one staged beside large ones reduced in place must not carry stale
+// bytes of its neighbours back over them (nor write past its own end).
+TEST_P(AllReduceSpans, AdjacentSpansOfOneBuffer) {
+  Backend& backend = test::shared_backend(GetParam());
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kUInt8})
+    for (const auto& layout : span_layouts())
+      EXPECT_EQ(allreduce_spans_errors(backend, dtype, layout, true), 0u) << dtype_name(dtype) << ", "
+                                                                          << layout.size() << " spans, adjacent";
 }
 
 TEST_P(AllReduceSpans, DefaultPackingMatches) {
