@@ -56,6 +56,14 @@ bench_help() {
   pass
 }
 
+# A required option left out is named before anything runs, status 2.
+required_option() {
+  run_case required_option 30 "$FT" bench gray --images 2
+  expect_status 2
+  expect_message "^fusetrain bench gray: the option '--data' is required but missing \(see --help\)$"
+  pass
+}
+
 # Every command's and benchmark's help: status 0 and its option list, also where an option is required.
 every_help() {
   local command
@@ -89,6 +97,7 @@ check predict_without_checkpoint
 check bench_no_name
 check bench_unknown
 check bench_help
+check required_option
 check every_help
 check bench_nccl_on_cpu
 finish "the command line's edges"
