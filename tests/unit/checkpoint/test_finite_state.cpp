@@ -7,28 +7,21 @@
 #include <limits>
 
 #include "checkpoint/model_file.h"
-#include "config/schema.h"
 #include "optim/optimizer.h"
+#include "tiny_network.h"
 
 namespace ft {
 namespace {
 
-std::shared_ptr<Network> small_network() {
-  ModelConfig model;
-  model.name = ModelName::simple_cnn;
-  return make_network(model, InputShape{1, 8, 8, 10});
-}
-
 TEST(FiniteState, HoldsTheNetworkTheOptimizerAndEachExtraByName) {
   at::manual_seed(0);
-  auto net = small_network();
+  auto net = test::tiny_network();
   const std::size_t model_tensors = model_state(*net).size();
   std::vector<at::Tensor> parameters = net->parameters();
   OptimizerConfig sgd;
   sgd.momentum = 0.9;
   auto optimizer = make_optimizer(sgd, parameters);
-  at::cross_entropy_loss(net->forward(at::randn({2, 1, 8, 8})), at::tensor({1, 2}, at::kLong)).backward();
-  optimizer->step();  // momentum buffers exist from the first step on
+  test::tiny_step(*net, *optimizer);  // momentum buffers exist from the first step on
 
   const std::vector<at::Tensor> extra = {at::ones({3}), at::zeros({2, 2})};
   const NamedTensors bare = saved_state(*net, nullptr, {});

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <thread>
 
-#include "config/schema.h"
 #include "io/paths.h"
 #include "optim/optimizer.h"
 #include "test_paths.h"
 #include "test_world.h"
+#include "tiny_network.h"
 
 namespace ft {
 namespace {
@@ -24,9 +24,7 @@ struct Trained {
 
   Trained() {
     at::manual_seed(0);
-    ModelConfig model;
-    model.name = ModelName::simple_cnn;
-    net = make_network(model, InputShape{1, 8, 8, 10});
+    net = test::tiny_network();
     std::vector<at::Tensor> parameters = net->parameters();
     optimizer = make_optimizer(OptimizerConfig{}, parameters);
   }

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint/model_file.h"
-#include "config/schema.h"
 #include "optim/optimizer.h"
+#include "tiny_network.h"
 
 namespace ft {
 namespace {
@@ -26,9 +26,7 @@ TEST(StateDigest, HashesEachTensorsValuesInOrder) {
 
 TEST(StateDigest, TheNetworksAndTheOptimizersStateAreHashed) {
   at::manual_seed(0);
-  ModelConfig model;
-  model.name = ModelName::simple_cnn;
-  auto net = make_network(model, InputShape{1, 8, 8, 10});
+  auto net = test::tiny_network();
   std::vector<at::Tensor> values;
   for (const auto& [name, t] : model_state(*net)) values.push_back(t);
   EXPECT_EQ(weights_digest(*net), tensors_digest(values));
@@ -39,9 +37,7 @@ TEST(StateDigest, TheNetworksAndTheOptimizersStateAreHashed) {
   auto optimizer = make_optimizer(sgd, parameters);
   EXPECT_EQ(optimizer_digest(*optimizer), kNothing) << "no state before the first step";
   const auto step = [&] {
-    optimizer->zero_grad();
-    at::cross_entropy_loss(net->forward(at::randn({2, 1, 8, 8})), at::tensor({1, 2}, at::kLong)).backward();
-    optimizer->step();
+    test::tiny_step(*net, *optimizer);
     return optimizer_digest(*optimizer);
   };
   const std::string first = step(), second = step();
