@@ -40,10 +40,8 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import run_mutants  # noqa: E402  (the scratch copy helpers)
 
-LABELS = ["unit", "mpi", "failure", "e2e"]
-# The coursework smoke takes minutes and holds the local Slurm lock; the sweep tests are in (sweep_command.cpp
-# has no other test of its plans, its dry run or its report).
-DEFAULT_EXCLUDE = r"^coursework\."
+LABELS = run_mutants.JUDGING_LABELS
+DEFAULT_EXCLUDE = run_mutants.JUDGING_EXCLUDE
 SOURCE_ROOTS = ("src/", "data_prep/", "kernels/", "jobs/")
 # -Og keeps each statement on its own lines for gcov and the tests near their release speed; NDEBUG as released.
 COVERAGE_CMAKE = ["-DCMAKE_C_FLAGS=--coverage", "-DCMAKE_CXX_FLAGS=--coverage",

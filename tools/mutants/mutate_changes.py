@@ -56,8 +56,8 @@ venv_python.require_universalmutator(__file__)
 import run_mutants  # noqa: E402  (the scratch copy and ctest helpers of the hand-written list)
 
 RULES = ["universal.rules", "c_like.rules", "cpp.rules"]
-FULL_LABELS = ["unit", "mpi", "failure", "e2e"]
-DEFAULT_FULL_EXCLUDE = r"^coursework\."  # coverage_map.py's DEFAULT_EXCLUDE says why
+FULL_LABELS = run_mutants.JUDGING_LABELS
+DEFAULT_FULL_EXCLUDE = run_mutants.JUDGING_EXCLUDE
 # The scratch build: the project's unity batches (a checkout configured with the same CMAKE_CXX_FLAGS shares
 # its compiler cache entries), the files being mutated compiled alone (FUSETRAIN_UNITY_ALONE, set per run), and
 # a mutant that drops a value-returning function's return invalid rather than undefined behaviour.

@@ -31,6 +31,11 @@ REPO = HERE.parent.parent
 # What a test script may run from the build: the programs, and the library jobs/workstation/run.sh preloads (a
 # mutant of its source is otherwise judged against the library built without it).
 BUILD_TARGETS_FOR_SCRIPTS = ["fusetrain", "fusetrain-prep", "ft_loopback_only"]
+# The ctest labels the generated mutants are judged by (mutate_changes.py's label runs, coverage_map.py's map),
+# and the tests left out of them: the coursework smoke takes minutes and holds the local Slurm lock (the sweep
+# tests take seconds and are sweep_command.cpp's only tests of its plans, its dry run and its report).
+JUDGING_LABELS = ["unit", "mpi", "failure", "e2e"]
+JUDGING_EXCLUDE = r"^coursework\."
 
 
 def log(text: str) -> None:
