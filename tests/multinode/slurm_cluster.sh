@@ -8,6 +8,7 @@
 # mslurm_slurmd NODE   starts NODE's slurmd (again, after netns_kill_node)
 # mslurm CMD...        runs a client command (sbatch, scontrol, squeue, ...) on the head
 # mslurm_wait JOB S    waits up to S seconds until JOB has ended; prints its state
+# mslurm_await JOB S FILE PATTERN  cluster_await on this cluster: PATTERN in FILE, or fail once JOB ends
 # mslurm_release JOB   releases the requeued JOB (cluster_release of tests/slurm/local_cluster.sh)
 # mslurm_finish        the EXIT trap of a Slurm test: the job and daemon logs when it failed, then
 #                      mslurm_stop and netns_down, keeping the test's exit status
@@ -95,6 +96,12 @@ mslurm_wait() {
   # shellcheck disable=SC2034  # read by cluster_wait
   local cluster_client=(mslurm)
   cluster_wait "$@"
+}
+
+mslurm_await() {
+  # shellcheck disable=SC2034  # read by cluster_await
+  local cluster_client=(mslurm)
+  cluster_await "$@"
 }
 
 mslurm_release() {

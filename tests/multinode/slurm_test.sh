@@ -38,14 +38,12 @@ job=$(CONFIG=$WORK/preempt.yaml FUSETRAIN_BIN=$FT mslurm sbatch --parsable --nod
   --gpus-per-node=0 --cpus-per-task=1 --output="$WORK/preempt.out" "$FUSETRAIN_SOURCE/jobs/slurm/multinode.sbatch")
 echo "submitted multinode.sbatch --nodes=2 as job $job"
 log=$WORK/preempt.out
-for _ in $(seq 600); do grep -q "^epoch   1/1000" "$log" 2>/dev/null && break; sleep 0.5; done
-grep -q "^epoch   1/1000" "$log" || mn_fail "the job never finished epoch 1"
+mslurm_await "$job" 300 "$log" "^epoch   1/1000" || mn_fail "the job never finished epoch 1"
 grep -q "4 rank(s) on 2 node(s)" "$log" || mn_fail "the job does not run 4 ranks on 2 nodes"
 
 mslurm scancel --batch --signal=USR1 "$job"
 echo "sent SIGUSR1 to the batch script of job $job"
-for _ in $(seq 240); do grep -q "checkpointed (exit 75); requeueing" "$log" && break; sleep 0.5; done
-grep -q "checkpointed (exit 75); requeueing" "$log" || mn_fail "no checkpoint and requeue"
+mslurm_await "$job" 120 "$log" "checkpointed \(exit 75\); requeueing" || mn_fail "no checkpoint and requeue"
 stopped=$(sed -n 's/^stopped by signal at epoch \([0-9]*\),.*/\1/p' "$log" | head -n 1)
 [ -n "$stopped" ] || mn_fail "no 'stopped by signal at epoch E' line"
 epochs=$((stopped + 1))

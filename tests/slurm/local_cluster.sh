@@ -8,6 +8,8 @@
 #                     really binds tasks to GPUs and sets their CUDA_VISIBLE_DEVICES
 # cluster_stop        cancels the jobs, then stops both daemons; safe to call twice and from an EXIT trap
 # cluster_wait JOB S  waits up to S seconds until every task of JOB has ended; prints their states
+# cluster_await JOB S FILE PATTERN  waits up to S seconds until FILE has a line matching PATTERN (grep -E);
+#                     fails at once, naming the job's state, if the job ends before that
 # slurm_conf_settings DIR  the slurm.conf settings shared with tests/multinode/slurm_cluster.sh
 # cluster_release JOB, cluster_report_failure STATUS DIR: see below
 # Found on Debian 12 (Slurm 22.05): auth/none + cred/none work for root; the pmix plugin (mpi_pmix_v4) starts
@@ -163,6 +165,28 @@ cluster_release() {
 cluster_restarted() {
   grep -Eq "Restarts=[1-9]" <<< "$1" &&
     ! grep -Eq "JobState=(PENDING|REQUEUE[A-Z_]*|COMPLETING|CONFIGURING)( |$)" <<< "$1"
+}
+
+# cluster_live INFO: whether a job's `scontrol show job -o` line shows it queued, running or being requeued.
+cluster_live() {
+  grep -Eq 'JobState=(PENDING|RUNNING|REQUEUE|COMPLETING|CONFIGURING|SUSPENDED)' <<< "$1"
+}
+
+cluster_await() {
+  local job=$1 seconds=$2 file=$3 pattern=$4 info
+  for _ in $(seq "$((seconds * 2))"); do
+    grep -Eq "$pattern" "$file" 2>/dev/null && return 0
+    info=$("${cluster_client[@]}" scontrol show job "$job" -o 2>/dev/null || true)
+    if [ -n "$info" ] && ! cluster_live "$info"; then
+      grep -Eq "$pattern" "$file" 2>/dev/null && return 0
+      echo "job $job ended ($(grep -o 'JobState=[A-Z_]* .*ExitCode=[0-9:]*' <<< "$info" |
+        sed 's/ .* / /')) before $file showed '$pattern'" >&2
+      return 1
+    fi
+    sleep 0.5
+  done
+  echo "$file did not show '$pattern' within $seconds s" >&2
+  return 1
 }
 
 cluster_wait() {

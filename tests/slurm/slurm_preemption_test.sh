@@ -55,14 +55,12 @@ job=$(CONFIG=$work/preempt.yaml FUSETRAIN_BIN=$bin LAUNCHER=$FT_LAUNCHER \
   "$FUSETRAIN_SOURCE/jobs/slurm/train.sbatch")
 echo "submitted train.sbatch as job $job"
 log=$work/preempt.out
-for _ in $(seq 600); do grep -q "^epoch   1/1000" "$log" 2>/dev/null && break; sleep 0.5; done
-grep -q "^epoch   1/1000" "$log" || { echo "FAIL: the job never finished epoch 1"; exit 1; }
+cluster_await "$job" 300 "$log" "^epoch   1/1000" || { echo "FAIL: the job never finished epoch 1"; exit 1; }
 
 # What SLURM does 120 s before the time limit with --signal=B:USR1@120: signal the batch shell only.
 scancel --batch --signal=USR1 "$job"
 echo "sent SIGUSR1 to the batch script of job $job"
-for _ in $(seq 240); do grep -q "checkpointed (exit 75); requeueing" "$log" && break; sleep 0.5; done
-grep -q "checkpointed (exit 75); requeueing" "$log" || { echo "FAIL: no checkpoint and requeue"; exit 1; }
+cluster_await "$job" 120 "$log" "checkpointed \(exit 75\); requeueing" || { echo "FAIL: no checkpoint and requeue"; exit 1; }
 stopped=$(sed -n 's/^stopped by signal at epoch \([0-9]*\),.*/\1/p' "$log" | head -n 1)
 [ -n "$stopped" ] || { echo "FAIL: no 'stopped by signal at epoch E' line"; exit 1; }
 epochs=$((stopped + 1))
