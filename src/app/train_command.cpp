@@ -263,6 +263,7 @@ bool pin_network(const std::string& interface) {
 int train(const Config& config, const TrainFlags& flags, int argc, char** argv) {
   if (!pin_network(config.distributed.interface)) return 2;
   World world(&argc, &argv);
+  report_world_formed(world.rank(), world.size());
   // A rank that dies or hangs must end the job, not leave the others waiting in a control collective.
   world.set_timeout(config.distributed.stall_timeout_s);
   install_stop_handlers();

@@ -1,12 +1,17 @@
-// Tests of runtime/launch_env.cpp: each launcher variable alone, their order of preference, and the one-node
-// rule at each of its branches (Open MPI's two sizes, Slurm's node count, a rank variable alone, none at all).
+// Tests of runtime/launch_env.cpp: each launcher variable alone, their order of preference, the one-node rule
+// at each of its branches, and the world-formed file (rank 0 only, unset or empty, a path it cannot write).
 #include "runtime/launch_env.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 namespace ft {
 namespace {
@@ -32,7 +37,7 @@ class LaunchEnv : public ::testing::Test {
   static constexpr const char* kNames[] = {
       "OMPI_COMM_WORLD_RANK", "PMIX_RANK",       "PMI_RANK",    "SLURM_PROCID", "OMPI_COMM_WORLD_LOCAL_RANK",
       "MPI_LOCALRANKID",      "SLURM_LOCALID",   "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
-      "SLURM_STEP_NUM_NODES"};
+      "SLURM_STEP_NUM_NODES", "FUSETRAIN_STARTED_FILE"};
   std::map<std::string, std::string> saved_;
 };
 
@@ -99,6 +104,65 @@ TEST_F(LaunchEnv, ARankVariableWithoutSizesIsNotOneNode) {
     unsetenv(name);
   }
   EXPECT_TRUE(launcher_one_node());
+}
+
+// The world-formed file: FUSETRAIN_STARTED_FILE in a fresh folder of its own.
+class WorldFormed : public LaunchEnv {
+ protected:
+  void SetUp() override {
+    LaunchEnv::SetUp();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fusetrain-world-formed-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "run.started").string();
+  }
+  void TearDown() override {
+    std::filesystem::remove_all(dir_);
+    LaunchEnv::TearDown();
+  }
+  std::string contents() const {
+    std::ifstream in(path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(WorldFormed, RankZeroWritesTheFileNamingTheWorldSize) {
+  set("FUSETRAIN_STARTED_FILE", path_.c_str());
+  report_world_formed(0, 4);
+  EXPECT_EQ(contents(), "MPI world of 4 rank(s) formed\n");
+  report_world_formed(0, 1);  // a relaunch in the same place replaces it
+  EXPECT_EQ(contents(), "MPI world of 1 rank(s) formed\n");
+}
+
+TEST_F(WorldFormed, OtherRanksWriteNothing) {
+  set("FUSETRAIN_STARTED_FILE", path_.c_str());
+  for (int rank : {1, 3}) report_world_formed(rank, 4);
+  EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
+TEST_F(WorldFormed, NothingIsWrittenWhenTheVariableIsUnsetOrEmpty) {
+  report_world_formed(0, 2);
+  set("FUSETRAIN_STARTED_FILE", "");
+  report_world_formed(0, 2);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+}
+
+TEST_F(WorldFormed, AnUnwritablePathIsAWarningNamingIt) {
+  const std::string missing = (dir_ / "no-such-folder" / "run.started").string();
+  set("FUSETRAIN_STARTED_FILE", missing.c_str());
+  ::testing::internal::CaptureStderr();
+  EXPECT_NO_THROW(report_world_formed(0, 2));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("warning: cannot write FUSETRAIN_STARTED_FILE " + missing + ": No such file or directory"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(std::filesystem::exists(missing));
 }
 
 }  // namespace
