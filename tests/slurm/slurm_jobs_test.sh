@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The job scripts on a real (private, one-node) SLURM cluster: train.sbatch and multinode.sbatch (on its one
 # node) train Fashion-MNIST on 2 ranks, a `fusetrain sweep` array runs 1 and 2 ranks; `fusetrain report` checks.
+# multinode.sbatch launches again a step whose ranks failed before their MPI world formed, and only such a one,
+# at most START_ATTEMPTS times: a stand-in launcher fails once, always, or after the world formed.
 set -euo pipefail
 : "${FUSETRAIN_BIN_DIR:?}" "${FUSETRAIN_SOURCE:?}" "${FUSETRAIN_TMP:?}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,11 +43,33 @@ train_job=$(CONFIG=$work/tiny.yaml FUSETRAIN_BIN=$bin LAUNCHER=$FT_LAUNCHER \
   "$FUSETRAIN_SOURCE/jobs/slurm/train.sbatch")
 echo "submitted train.sbatch as job $train_job"
 
-# The multi-node script on the only node there is: its per-node check and its named run.
-multi_job=$(CONFIG=$work/tiny.yaml FUSETRAIN_BIN=$bin LAUNCHER=$FT_LAUNCHER RUN_NAME=multi \
-  sbatch --parsable --nodes=1 --ntasks-per-node=2 --gpus-per-node=0 --cpus-per-task=1 --output="$work/multi-%j.out" \
-  "$FUSETRAIN_SOURCE/jobs/slurm/multinode.sbatch")
-echo "submitted multinode.sbatch as job $multi_job"
+# stand-in.sh MODE: a launcher that counts its launches in MODE.count and then, by MODE: once: fails the
+# first (exit 139, as a rank that died inside MPI_Init), then starts the ranks; always: fails every one;
+# formed: writes the world-formed file, as rank 0 does, and fails (exit 1).
+cat > "$work/stand-in.sh" <<'SH'
+#!/usr/bin/env bash
+mode=$1; shift
+echo x >> "$STAND_IN_DIR/$mode.count"
+case $mode in
+  once) [ "$(wc -l < "$STAND_IN_DIR/$mode.count")" -eq 1 ] || exec $FT_LAUNCHER "$@"; exit 139 ;;
+  always) exit 139 ;;
+  formed) echo "MPI world of 2 rank(s) formed" > "$FUSETRAIN_STARTED_FILE"; exit 1 ;;
+esac
+SH
+chmod +x "$work/stand-in.sh"
+# submit_multi NAME MODE [VAR=VALUE...]: multinode.sbatch on the only node there is, run NAME, stand-in MODE.
+submit_multi() {
+  local name=$1 mode=$2
+  shift 2
+  env "$@" CONFIG="$work/tiny.yaml" FUSETRAIN_BIN="$bin" LAUNCHER="$work/stand-in.sh $mode" RUN_NAME="$name" \
+    STAND_IN_DIR="$work" FT_LAUNCHER="$FT_LAUNCHER" sbatch --parsable --nodes=1 --ntasks-per-node=2 \
+    --gpus-per-node=0 --cpus-per-task=1 --output="$work/$name.out" "$FUSETRAIN_SOURCE/jobs/slurm/multinode.sbatch"
+}
+# The multi-node script's per-node check and named run, after one launch that failed before the world formed.
+multi_job=$(submit_multi multi once)
+always_job=$(submit_multi always always START_ATTEMPTS=2)
+formed_job=$(submit_multi formed formed)
+echo "submitted multinode.sbatch as jobs $multi_job, $always_job, $formed_job"
 
 "$bin" sweep "$work/tiny_sweep.yaml" --out "$work/sweep"
 grep -q '^#SBATCH --array=0-1$' "$work/sweep/sweep.sbatch"
@@ -61,6 +85,18 @@ for job in "$train_job" "$multi_job" "$sweep_job"; do
   [ "$states" = "JobState=COMPLETED " ] || { echo "FAIL: job $job ended as $states"; exit 1; }
 done
 grep -q "point p001-ranks=2 on 2 rank(s)" "$work"/sweep/logs/slurm-"$sweep_job"_1.out
+relaunch="before their MPI world formed; launching again"
+grep -q "ended (exit 139) $relaunch (attempt 2 of 3)" "$work/multi.out" || { echo "FAIL: multi was not launched again"; exit 1; }
+[ "$(wc -l < "$work/once.count")" -eq 2 ] || { echo "FAIL: multi took $(wc -l < "$work/once.count") launches, not 2"; exit 1; }
+[ ! -e "$work/runs/.multi.started" ] || { echo "FAIL: the world-formed file of multi was left behind"; exit 1; }
+for job in "$always_job" "$formed_job"; do
+  cluster_wait "$job" 120
+  scontrol show job "$job" -o | grep -q "JobState=FAILED" || { echo "FAIL: job $job did not fail"; exit 1; }
+done
+[ "$(wc -l < "$work/always.count")" -eq 2 ] || { echo "FAIL: START_ATTEMPTS=2 made $(wc -l < "$work/always.count") launches"; exit 1; }
+[ "$(grep -c "$relaunch" "$work/always.out")" -eq 1 ] || { echo "FAIL: always.out does not say 'launching again' once"; exit 1; }
+[ "$(wc -l < "$work/formed.count")" -eq 1 ] || { echo "FAIL: a launch whose world formed was launched again"; exit 1; }
+! grep -q "$relaunch" "$work/formed.out" || { echo "FAIL: formed.out says 'launching again'"; exit 1; }
 
 "$bin" report "$work/runs/tiny-$train_job.h5" "$work/runs/multi.h5" "$work"/sweep/results/*.h5 | tee "$work/report.md"
 grep -q "| tiny-$train_job | simple_cnn | fashion-mnist | 2 | mpi | 64 (global 128) |" "$work/report.md"
