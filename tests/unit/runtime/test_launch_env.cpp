@@ -1,5 +1,5 @@
 // Tests of runtime/launch_env.cpp: each launcher variable alone, their order of preference, the one-node rule
-// at each of its branches, and the world-formed file (rank 0 only, unset or empty, a path it cannot write).
+// at each of its branches, and the world-formed file (rank 0 only, unset or empty, unwritable, full).
 #include "runtime/launch_env.h"
 
 #include <gtest/gtest.h>
@@ -134,7 +134,9 @@ class WorldFormed : public LaunchEnv {
 
 TEST_F(WorldFormed, RankZeroWritesTheFileNamingTheWorldSize) {
   set("FUSETRAIN_STARTED_FILE", path_.c_str());
+  ::testing::internal::CaptureStderr();
   report_world_formed(0, 4);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
   EXPECT_EQ(contents(), "MPI world of 4 rank(s) formed\n");
   report_world_formed(0, 1);  // a relaunch in the same place replaces it
   EXPECT_EQ(contents(), "MPI world of 1 rank(s) formed\n");
@@ -163,6 +165,16 @@ TEST_F(WorldFormed, AnUnwritablePathIsAWarningNamingIt) {
             std::string::npos)
       << err;
   EXPECT_FALSE(std::filesystem::exists(missing));
+}
+
+// /dev/full takes the line into the stream's buffer and refuses it when the file is closed.
+TEST_F(WorldFormed, AWriteRefusedAtCloseIsAWarning) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  set("FUSETRAIN_STARTED_FILE", "/dev/full");
+  ::testing::internal::CaptureStderr();
+  report_world_formed(0, 2);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("cannot write FUSETRAIN_STARTED_FILE /dev/full: No space left on device"), std::string::npos) << err;
 }
 
 }  // namespace
