@@ -44,14 +44,19 @@ train_job=$(CONFIG=$work/tiny.yaml FUSETRAIN_BIN=$bin LAUNCHER=$FT_LAUNCHER \
 echo "submitted train.sbatch as job $train_job"
 
 # stand-in.sh MODE: a launcher that counts its launches in MODE.count and then, by MODE: once: fails the
-# first (exit 139, as a rank that died inside MPI_Init), then starts the ranks; always: fails every one;
+# first (exit 139, as a rank that died inside MPI_Init), then starts the ranks and keeps the world-formed
+# file their rank 0 wrote as once.started; always: fails every one;
 # formed: writes the world-formed file, as rank 0 does, and fails (exit 1).
 cat > "$work/stand-in.sh" <<'SH'
 #!/usr/bin/env bash
 mode=$1; shift
 echo x >> "$STAND_IN_DIR/$mode.count"
 case $mode in
-  once) [ "$(wc -l < "$STAND_IN_DIR/$mode.count")" -eq 1 ] || exec $FT_LAUNCHER "$@"; exit 139 ;;
+  once)
+    [ "$(wc -l < "$STAND_IN_DIR/$mode.count")" -gt 1 ] || exit 139
+    status=0; $FT_LAUNCHER "$@" || status=$?
+    cp "$FUSETRAIN_STARTED_FILE" "$STAND_IN_DIR/once.started" || true  # what rank 0 left, before the script removes it
+    exit "$status" ;;
   always) exit 139 ;;
   formed) echo "MPI world of 2 rank(s) formed" > "$FUSETRAIN_STARTED_FILE"; exit 1 ;;
 esac
@@ -88,6 +93,8 @@ grep -q "point p001-ranks=2 on 2 rank(s)" "$work"/sweep/logs/slurm-"$sweep_job"_
 relaunch="before their MPI world formed; launching again"
 grep -q "ended (exit 139) $relaunch (attempt 2 of 3)" "$work/multi.out" || { echo "FAIL: multi was not launched again"; exit 1; }
 [ "$(wc -l < "$work/once.count")" -eq 2 ] || { echo "FAIL: multi took $(wc -l < "$work/once.count") launches, not 2"; exit 1; }
+[ "$(cat "$work/once.started" 2>/dev/null)" = "MPI world of 2 rank(s) formed" ] ||
+  { echo "FAIL: rank 0 of multi wrote no world-formed file"; exit 1; }
 [ ! -e "$work/runs/.multi.started" ] || { echo "FAIL: the world-formed file of multi was left behind"; exit 1; }
 for job in "$always_job" "$formed_job"; do
   cluster_wait "$job" 120
