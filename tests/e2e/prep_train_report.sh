@@ -32,6 +32,20 @@ ranks = {e["pid"] for e in events if e.get("ph") == "X"}
 missing = {"forward", "backward", "optimizer", "pack", "queue", "allreduce", "unpack"} - names
 assert not missing, f"timeline lacks phases {missing}"
 assert ranks == {0, 1}, f"timeline ranks {ranks}"
+# Each rank's tracks (compute, engine, comm) are threads 0, 1, ... of its process, each named once, and
+# every phase sits on a named thread: pack on the engine's, all-reduce on the communication track's.
+threads = {}
+for e in events:
+    if e.get("name") == "thread_name":
+        assert (e["pid"], e["tid"]) not in threads, f"thread {e['pid']}/{e['tid']} named twice"
+        threads[(e["pid"], e["tid"])] = e["args"]["name"]
+for rank in (0, 1):
+    tids = sorted(t for p, t in threads if p == rank)
+    assert tids == list(range(len(tids))) and len(tids) >= 3, f"rank {rank} threads {tids}"
+    assert len({threads[(rank, t)] for t in tids}) == len(tids), f"rank {rank}: a track named twice"
+track = {(e["pid"], e["name"].split(" ")[0]): threads.get((e["pid"], e["tid"])) for e in events if e.get("ph") == "X"}
+for rank in (0, 1):
+    assert track[(rank, "pack")] == "engine" and track[(rank, "allreduce")] == "comm", f"rank {rank} tracks {track}"
 print(f"timeline: {len(events)} events, phases {sorted(names)}")
 PY
 # Every column the log prints, read back from the results file by its name: each epoch's global line
