@@ -102,6 +102,27 @@ TEST(RingPlan, SegmentsTileTheVectorWithinTheBound) {
     }
 }
 
+// The fewest segments that keep every segment of the largest chunk within max_segment, and at least two
+// once that chunk has two elements; found by trying counts upward, at exact multiples and either side.
+TEST(RingPlan, SegmentsAreTheFewestThatFitTheBound) {
+  for (int ranks : {1, 2, 3, 4})
+    for (std::size_t max_segment : {1, 2, 3, 5})
+      for (std::size_t total = 0; total <= 4 * 5 * 3 + 1; ++total) {
+        std::size_t largest_chunk = 0;
+        for (int c = 0; c < ranks; ++c) largest_chunk = std::max(largest_chunk, total * (c + 1) / ranks - total * c / ranks);
+        auto largest_part = [&](std::size_t parts) {  // the chunk cut at length * j / parts, as segment() cuts it
+          std::size_t most = 0;
+          for (std::size_t j = 0; j < parts; ++j)
+            most = std::max(most, largest_chunk * (j + 1) / parts - largest_chunk * j / parts);
+          return most;
+        };
+        std::size_t fewest = largest_chunk >= 2 ? 2 : 1;
+        while (largest_part(fewest) > max_segment) ++fewest;
+        const RingPlan plan({total}, ranks, max_segment);
+        EXPECT_EQ(plan.segments(), fewest) << total << " elements, " << ranks << " ranks, max " << max_segment;
+      }
+}
+
 TEST(RingPlan, PiecesFollowRegionBoundariesAndSkipEmptyRegions) {
   const RingPlan plan({4, 0, 3, 5}, 2, 100);
   const auto pieces = plan.pieces(2, 10);
