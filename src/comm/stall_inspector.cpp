@@ -82,10 +82,8 @@ std::string StallInspector::current() const {
   return cat(kind_, " #", started_.load(), " (", detail, format_bytes(bytes_), ", ", transport_, ")");
 }
 
-std::string StallInspector::diagnose(std::vector<int>* suspects) const {
-  const std::uint64_t mine = started_.load();
-  const std::vector<PeerStatus> peers = heartbeat_->peers();
-  const double silent_after = silence_threshold_s(heartbeat_->period_s());
+std::string describe_suspects(const std::vector<PeerStatus>& peers, const std::vector<std::string>& hosts, int self,
+                              std::uint64_t mine, double silent_after_s, std::vector<int>* suspects) {
   std::string out;
   int named = 0, unnamed = 0;
   auto add = [&](int rank, const std::string& what) {
@@ -94,13 +92,13 @@ std::string StallInspector::diagnose(std::vector<int>* suspects) const {
       ++unnamed;
       return;
     }
-    out += cat(out.empty() ? "" : "; ", "rank ", rank, " (", hosts_[rank], ") ", what);
+    out += cat(out.empty() ? "" : "; ", "rank ", rank, " (", hosts[rank], ") ", what);
     ++named;
   };
   for (int r = 0; r < static_cast<int>(peers.size()); ++r) {
-    if (r == rank_) continue;
+    if (r == self) continue;
     const PeerStatus& peer = peers[r];
-    if (peer.silent_s >= silent_after) {
+    if (peer.silent_s >= silent_after_s) {
       add(r, peer.heard ? cat("not heard from for ", seconds(peer.silent_s), " (dead or hung)")
                         : cat("not heard from since the backend started ", seconds(peer.silent_s),
                               " ago (dead or hung)"));
@@ -114,6 +112,12 @@ std::string StallInspector::diagnose(std::vector<int>* suspects) const {
     }
   }
   if (unnamed > 0) out += cat("; and ", unnamed, " more ranks like these");
+  return out;
+}
+
+std::string StallInspector::diagnose(std::vector<int>* suspects) const {
+  std::string out = describe_suspects(heartbeat_->peers(), hosts_, rank_, started_.load(),
+                                      silence_threshold_s(heartbeat_->period_s()), suspects);
   if (out.empty())
     out = "every rank has started it, so the transfer itself is stuck or slow (network, a peer's "
           "device, or ranks that disagree on its size or type)";

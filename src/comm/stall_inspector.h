@@ -16,6 +16,7 @@ namespace ft {
 
 class World;
 class Heartbeat;
+struct PeerStatus;
 
 // Names the collectives that the current thread starts while it is alive, for stall messages:
 // `CollectiveLabel label("bucket 3"); backend.allreduce(...);`. Labels nest; the innermost one applies.
@@ -35,6 +36,13 @@ class CollectiveLabel {
 
 // "4.2 MiB", "512 B": the sizes that stall messages quote.
 std::string format_bytes(std::size_t bytes);
+
+// What a stall message says of the other ranks, as rank `self` at collective #`mine` sees them: each peer
+// silent for `silent_after_s` or more (dead or hung) or behind it (not started, idle after an earlier
+// collective, or at one), "rank R (host) ...", joined by "; "; the first 8 named, the rest counted. Every
+// suspect's rank goes to `suspects` when given. "" when no peer is suspect.
+std::string describe_suspects(const std::vector<PeerStatus>& peers, const std::vector<std::string>& hosts, int self,
+                              std::uint64_t mine, double silent_after_s, std::vector<int>* suspects);
 
 // One per backend instance. begin()/end() bracket each collective on the thread that runs it; the
 // heartbeat (a thread of its own when size > 1) publishes the counts. Creation is collective.
