@@ -345,6 +345,20 @@ TEST(ConfigLoader, MuonAndFastNetKeysHoldTheirRanges) {
   }
 }
 
+// distributed.interface: auto or a Linux interface name (1 to 15 characters, none of "/ \t\n=,").
+TEST(ConfigLoader, InterfaceNamesHoldTheirEdges) {
+  const std::string fifteen(15, 'e'), sixteen(16, 'e');
+  for (const std::string& name : {std::string("auto"), std::string("e"), std::string("eth1"), fifteen})
+    EXPECT_EQ(error_of("distributed: {interface: \"" + name + "\"}\n"), "") << name;
+  const std::string empty = error_of("distributed: {interface: \"\"}\n");
+  EXPECT_NE(empty.find("key 'distributed.interface'"), std::string::npos) << empty;
+  EXPECT_NE(empty.find("give an interface name such as eth1, or auto"), std::string::npos) << empty;
+  for (const std::string& name : {sixteen, std::string("a/b"), std::string("a b"), std::string("a=b"), std::string("a,b")}) {
+    const std::string msg = error_of("distributed: {interface: \"" + name + "\"}\n");
+    EXPECT_NE(msg.find("'" + name + "' is not a network interface name"), std::string::npos) << name << ": " << msg;
+  }
+}
+
 // Every control character (C0, DEL, C1) in every name a config turns into a path is an error naming the key and
 // the character (never printing it); printable names, spaces and non-ASCII letters included, pass.
 TEST(ConfigValidation, NamesThatBecomePathsRefuseEveryControlCharacter) {
