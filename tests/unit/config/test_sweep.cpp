@@ -93,6 +93,15 @@ TEST(Sweep, SingleValuesApplyToEveryPointButStayOutOfNames) {
   EXPECT_EQ(s.points[0].ranks, 2);
   EXPECT_EQ(s.points[1].overrides, (std::vector<std::string>{"distributed.backend=gloo", "train.epochs=1"}));
   EXPECT_EQ(s.keys, std::vector<std::string>{"distributed.backend"});
+  // A zip group of one setting keeps its label out of the names too.
+  const auto one = parse_sweep(kBase +
+                                   "sweep:\n"
+                                   "  grid: {distributed.backend: [mpi, gloo]}\n"
+                                   "  zip:\n"
+                                   "    - {label: [solo], optimizer.lr: [0.1]}\n",
+                               "sweep.yaml");
+  EXPECT_EQ(names(one), (std::vector<std::string>{"p000-backend=mpi", "p001-backend=gloo"}));
+  EXPECT_EQ(one.points[1].overrides, (std::vector<std::string>{"distributed.backend=gloo", "optimizer.lr=0.1"}));
 }
 
 TEST(Sweep, KeysSharingAShortNameAreNamedInFull) {
