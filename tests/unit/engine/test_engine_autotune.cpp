@@ -4,6 +4,8 @@
 #include <torch/nn/modules/linear.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "comm/backend.h"
 #include "engine/engine_autotune.h"
@@ -50,6 +52,14 @@ TEST(EngineAutotune, OneRankKeepsItsBucketSizes) {
   apply_autotuned_buckets(*backend, world, linear_parameters(layer), options);
   EXPECT_EQ(options.bucket_mib, 1000);
   EXPECT_EQ(options.first_bucket_mib, 3);
+}
+
+// docs/multinode.md: "4 to 64 MiB, first bucket 1 or 4 MiB".
+TEST(EngineAutotune, DefaultCandidatesAreTheDocumentedGrid) {
+  std::vector<std::pair<double, double>> got;
+  for (const BucketSizes& c : default_bucket_candidates()) got.push_back({c.bucket_mib, c.first_bucket_mib});
+  EXPECT_EQ(got, (std::vector<std::pair<double, double>>{
+                     {4, 1}, {4, 4}, {12, 1}, {12, 4}, {25, 1}, {25, 4}, {64, 1}, {64, 4}}));
 }
 
 TEST(EngineAutotune, RefusesNoCandidates) {
