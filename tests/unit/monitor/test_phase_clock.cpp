@@ -18,11 +18,11 @@ struct FakeStream {
 };
 FakeStream stream;
 
-struct FakeEvent {
+struct PhaseFakeEvent {
   double at = -1;
   void record() { at = stream.queued_until; }
   bool query() const { return at <= stream.done_until; }
-  double seconds_to(const FakeEvent& later) const {
+  double seconds_to(const PhaseFakeEvent& later) const {
     if (!later.query()) {
       ++stream.waits;
       stream.done_until = later.at;
@@ -33,7 +33,7 @@ struct FakeEvent {
 
 TEST(PhaseClock, DevicePhasesAddTheStreamTimeBetweenTheirMarks) {
   stream = FakeStream{};
-  EventPhaseClock<FakeEvent> clock(PhaseClockKind::cuda_events);
+  EventPhaseClock<PhaseFakeEvent> clock(PhaseClockKind::cuda_events);
   for (int step = 0; step < 3; ++step) {
     clock.begin();
     stream.queued_until += 0.5;  // forward kernels queued: launching took no host time at all

@@ -2,6 +2,8 @@
 // integer buffers left alone, and finish() leaving the slow weights in place.
 #include <gtest/gtest.h>
 
+#include <ATen/core/grad_mode.h>
+
 #include <cmath>
 
 #include "optim/lookahead.h"
