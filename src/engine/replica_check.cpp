@@ -11,7 +11,7 @@
 namespace ft {
 
 std::uint64_t parameter_checksum(const std::vector<at::Tensor>& tensors) {
-  std::uint64_t hash = 1469598103934665603ull;
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64: offset basis, then the prime per byte
   for (const auto& t : tensors) {
     const auto host = t.detach().to(at::kCPU).contiguous();
     const auto* bytes = static_cast<const unsigned char*>(host.data_ptr());

@@ -4,6 +4,7 @@
 
 #include "comm/backend.h"
 #include "engine/replica_check.h"
+#include "runtime/error.h"
 #include "train/trainer.h"
 #include "train_fixture.h"
 
@@ -60,6 +61,26 @@ TEST(Equivalence, AccumulatedMicroBatchesMatchSingleRankWithWholeStep) { expect_
 #ifdef FUSETRAIN_WITH_GLOO
 TEST(Equivalence, GlooBackendMatchesSingleRankWithLargerBatch) { expect_equivalent("gloo"); }
 #endif
+
+// One bit of one parameter changed on every rank but 0 is found, and those ranks are named on every rank.
+TEST(ReplicaCheck, AReplicaOffByOneBitIsNamed) {
+  const World& world = ft::test::world();
+  std::vector<at::Tensor> tensors = {at::arange(6, at::kFloat), at::ones({2, 3}, at::kDouble)};
+  EXPECT_NO_THROW(check_replicas(tensors, world, 7));
+  if (world.rank() > 0) {
+    tensors[1].view(at::kLong).data_ptr<std::int64_t>()[5] ^= 1;  // the lowest mantissa bit of the last element
+  }
+  std::string named;
+  for (int r = 1; r < world.size(); ++r) named += (r > 1 ? "," : "") + std::to_string(r);
+  try {
+    check_replicas(tensors, world, 7);
+    FAIL() << "rank " << world.rank() << ": diverged replicas not detected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("replicas diverged at step 7: parameters on rank(s) " + named + " differ"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace ft::test
