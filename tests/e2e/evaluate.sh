@@ -36,6 +36,14 @@ stored=$("$FT" inspect "$work/runs/fm.h5" /summary/final_test_acc)
 top1=$("$FT" inspect "$out" /evaluation/top1)
 awk -v a="$stored" -v b="$top1" 'BEGIN { exit !(a - b < 1e-9 && b - a < 1e-9) }' ||
   fail "top1 $top1 differs from the results file's final_test_acc $stored"
+# Its mean loss is the run's final test loss (the same images, summed in another order), and it names the
+# model file and the data folder it read, each in its own field.
+stored_loss=$("$FT" inspect "$work/runs/fm.h5" /summary/final_test_loss)
+loss=$("$FT" inspect "$out" /evaluation/loss)
+awk -v a="$stored_loss" -v b="$loss" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1e-5 * a) }' ||
+  fail "loss $loss differs from the results file's final_test_loss $stored_loss"
+[ "$("$FT" inspect "$out" /evaluation/checkpoint)" = "$model" ] || fail "/evaluation/checkpoint is not $model"
+[ "$("$FT" inspect "$out" /evaluation/data)" = "$work/data" ] || fail "/evaluation/data is not $work/data"
 "$FT" inspect "$out" | grep -q '^/evaluation/confusion \[10, 10\]$' || fail "the confusion matrix is not 10x10"
 [ "$("$FT" inspect "$out" /evaluation/confusion | awk '{ s += $1 } END { print s }')" = 1000 ] ||
   fail "the confusion matrix does not sum to the 1000 test images"
