@@ -193,7 +193,7 @@ cluster_wait() {
   local job=$1 seconds=$2 states
   for _ in $(seq "$seconds"); do
     states=$("${cluster_client[@]}" scontrol show job "$job" -o 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' \n' ' ')
-    if [ -n "$states" ] && ! grep -Eq 'PENDING|RUNNING|REQUEUE|COMPLETING|CONFIGURING|SUSPENDED' <<< "$states"; then
+    if [ -n "$states" ] && ! cluster_live "$states"; then
       echo "job $job:$states"
       return 0
     fi
