@@ -25,7 +25,9 @@ as caught (timeout).
 The cache: one result per mutant under --dir/results, keyed by the file's content, the line and the mutation;
 caught, invalid and equivalent results stand while the file is unchanged; a survivor is judged again when the
 tests that reach its line, or their own files, change (those tests run first). A stopped run resumes where it
-left off; --table prints the per-folder table from the cache at any time, judging nothing.
+left off; --table prints the per-folder table from the cache at any time, judging nothing. The verdicts are also
+kept in the repository (--ledger, tools/mutants/baseline.jsonl; ledger.py): read into the cache before a sitting and
+written back after each file, so that a sitting on a fresh machine resumes too.
 
     make mutants MODE=baseline                                    # a sitting: judge what the cache lacks
     python3 tools/mutants/baseline.py --table --markdown          # the table, from the cache
@@ -52,6 +54,7 @@ import venv_python  # noqa: E402
 
 venv_python.require_universalmutator(__file__)
 import coverage_map  # noqa: E402
+import ledger  # noqa: E402
 import mutate_changes as mc  # noqa: E402
 import run_mutants  # noqa: E402
 
@@ -254,6 +257,8 @@ def sitting(args, plans: list, texts: dict, every_source: list) -> None:
         built = plan["path"] in judge.s.objects
         rows = judge_file(judge, plan, texts[plan["path"]], args, equivalents, deadline) if built else []
         save_summary(args, plan, rows, built)
+        if args.ledger:
+            ledger.save(pathlib.Path(args.ledger), pathlib.Path(args.dir), every_source, mc.sha)
         if time.monotonic() >= deadline:
             log("the sitting's time is up: the next sitting resumes from the cache")
             break
@@ -354,6 +359,8 @@ def parse_args():
                    help=f"ctest names left out (default {coverage_map.DEFAULT_EXCLUDE!r})")
     p.add_argument("--refresh", action="store_true", help="run every test's coverage again")
     p.add_argument("--equivalent", default=str(HERE / "equivalent.txt"))
+    p.add_argument("--ledger", default=str(ledger.DEFAULT),
+                   help="the verdicts kept in the repository: read before, written after each file ('' for neither)")
     return p.parse_args()
 
 
@@ -368,6 +375,10 @@ def main() -> int:
     every_source = source_files(listed)
     paths = [p for p in every_source if not args.globs or any(fnmatch.fnmatch(p, g) for g in args.globs)]
     texts = {p: read(p) for p in paths}
+    if args.ledger:
+        taken = ledger.restore(pathlib.Path(args.ledger), pathlib.Path(args.dir), mc.sha)
+        if taken:
+            log(f"{taken} file summaries taken from {args.ledger}")
     if args.table:
         return table(args, texts)
     plans = [plan_of(p, texts[p], args) for p in paths]
