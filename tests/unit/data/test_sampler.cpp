@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <ATen/CPUGeneratorImpl.h>
 
 #include "data/sampler.h"
 #include "shard/shard_reader.h"
@@ -52,6 +55,39 @@ TEST(Sampler, ShuffleIsSeededByEpochAndRank) {
   EXPECT_FALSE(at::equal(a.epoch_indices(3), b.epoch_indices(3)));
   const auto sorted = std::get<0>(a.epoch_indices(2).sort());
   EXPECT_TRUE(at::equal(sorted, at::arange(100, at::kLong)));  // a permutation: no repeats when it divides
+}
+
+// SplitMix64's output function (Steele, Lea and Flood 2014), written here from its definition.
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+at::Tensor randperm_seeded(std::int64_t n, std::uint64_t seed) {
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return at::randperm(n, generator, at::TensorOptions().dtype(at::kLong));
+}
+
+// The order docs/training.md promises (a checkpoint resumed in the middle of an epoch by another build continues
+// the same order): epoch seed = h(seed ^ h(0x5eed0000 + epoch)); local shuffling permutes the rank's slice with
+// h(epoch seed ^ h(rank + 1)), global shuffling the whole split with the epoch seed; h is SplitMix64.
+TEST(Sampler, OrderIsTheDocumentedFunctionOfSeedEpochAndRank) {
+  for (const int epoch : {0, 1, 7}) {
+    const std::uint64_t epoch_seed = splitmix64(7 ^ splitmix64(0x5eed0000ull + static_cast<std::uint64_t>(epoch)));
+    for (int rank = 0; rank < 3; ++rank) {
+      const Sampler sampler(local(40, 40, 40, rank, 3, 8));
+      const std::uint64_t rank_seed = splitmix64(epoch_seed ^ splitmix64(static_cast<std::uint64_t>(rank) + 1));
+      const auto expected = randperm_seeded(40, rank_seed);
+      EXPECT_TRUE(at::equal(sampler.epoch_indices(epoch), expected)) << "epoch " << epoch << " rank " << rank;
+    }
+    SamplerSetup global = local(48, 48, 48, 1, 3, 4);
+    global.shuffle = Shuffle::global;
+    const auto whole = randperm_seeded(48, epoch_seed).view({4, 3, 4});  // steps x ranks x batch
+    EXPECT_TRUE(at::equal(Sampler(global).epoch_indices(epoch), whole.select(1, 1).reshape({16})))
+        << "global, epoch " << epoch;
+  }
 }
 
 TEST(Sampler, GlobalModeSplitsTheSingleRankBatches) {
