@@ -4,7 +4,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "io/atomic_file.h"
 #include "runtime/error.h"
@@ -70,6 +75,39 @@ TEST(AtomicFile, CommitWithoutATemporaryNamesIt) {
     EXPECT_NE(std::string(e.what()).find(out.temp_path()), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(target));
+}
+
+// The id of a process that has ended (a child reaped here), so that no process has it now.
+pid_t ended_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+std::set<std::string> names_in(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& entry : fs::directory_iterator(dir)) out.insert(entry.path().filename().string());
+  return out;
+}
+
+// The rule from its definition: a file is removed when its name starts with "<target name>.partial-" and the
+// number after that is the id of a process that no longer exists; every other file stays (process 1, init,
+// exists whether or not this user may signal it).
+TEST(AtomicFile, StaleTemporariesAreThoseOfEndedProcessesOnly) {
+  const fs::path dir = scratch_dir();
+  const std::string dead = std::to_string(ended_pid()), alive = std::to_string(::getpid());
+  const std::set<std::string> removed = {"results.h5.partial-" + dead,
+                                         "results.h5.partial-" + dead + "results.h5.partial-"};
+  const std::set<std::string> kept = {"results.h5", "results.h5.partial-" + alive, "results.h5.partial-",
+                                      "results.h5.partial-0", "results.h5.partial-1", "old-results.h5.partial-" + dead,
+                                      "results.h5x.partial-" + dead, "results.h5.partia-" + dead};
+  for (const auto& name : removed) std::ofstream(dir / name) << "x";
+  for (const auto& name : kept) std::ofstream(dir / name) << "x";
+  remove_stale_temporaries((dir / "results.h5").string());
+  EXPECT_EQ(names_in(dir), kept);
+  remove_stale_temporaries((dir / "absent" / "results.h5").string());  // a folder that is not there: nothing to do
 }
 
 TEST(AtomicFile, WritableDirectoryIsCreatedAndLeftClean) {
