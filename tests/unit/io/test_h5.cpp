@@ -110,5 +110,29 @@ TEST(H5, ErrorsNameWhatIsMissingOrWrong) {
             std::string::npos);
 }
 
+// Handles own their ids: a move leaves the source empty, an assignment closes what the target held (HDF5 then
+// reports the id invalid), and a handle moved onto itself keeps its id open.
+TEST(H5, HandlesCloseWhatTheyHeldWhenAssigned) {
+  const std::string path = scratch_file("handles.h5").string();
+  Handle file = create_file(path);
+  Handle a = create_group(file, "a"), b = create_group(file, "b");
+  const hid_t held_by_a = a.id(), held_by_b = b.id();
+  a = std::move(b);
+  EXPECT_EQ(a.id(), held_by_b);
+  EXPECT_EQ(b.id(), H5I_INVALID_HID);
+  EXPECT_LE(H5Iis_valid(held_by_a), 0) << "the id the target held was not closed";
+  EXPECT_GT(H5Iis_valid(held_by_b), 0);
+  Handle& same = a;
+  a = std::move(same);
+  EXPECT_EQ(a.id(), held_by_b);
+  EXPECT_GT(H5Iis_valid(held_by_b), 0) << "a handle moved onto itself closed its id";
+  Handle c(std::move(a));
+  EXPECT_EQ(c.id(), held_by_b);
+  EXPECT_EQ(a.id(), H5I_INVALID_HID);
+  c.close();
+  EXPECT_EQ(c.id(), H5I_INVALID_HID);
+  EXPECT_LE(H5Iis_valid(held_by_b), 0);
+}
+
 }  // namespace
 }  // namespace ft::h5
