@@ -2,16 +2,17 @@
 # resumes where the last one stopped: read into the cache before a sitting, written back after each file.
 """One JSON object per line, one per source file in path order: the file's summary as baseline.py keeps it under
 --dir/files (path, content digest, sample size, whether complete, when and at which commit), with its judged
-mutants as rows. A row keeps its verdict, line, mutation and how it was judged; a survivor also keeps the tests
-that reached it and their digests, so that it is judged again only when they change. Nothing machine-specific is
-kept: a fresh machine rebuilds the coverage map and the scratch copy, and takes every verdict from here."""
+mutants as rows. A row keeps its verdict, line, mutation and how it was judged, with the digest of the tests that
+reached it (a survivor is judged again when that changes; the list of those tests, which only orders the new ones
+first, stays in the cache). Nothing machine-specific is kept: a fresh machine rebuilds the coverage map and the
+scratch copy, and takes every verdict from here."""
 import json
 import os
 import pathlib
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT = HERE / "baseline.jsonl"
-# What a row keeps; the full list of the tests that reached a line only where it decides a re-judgement.
+# What a row keeps (not the list of tests that reached the line: their digest, tests_key, decides a re-judgement).
 ROW_FIELDS = ("key", "file", "line", "kind", "from", "to", "verdict", "stage", "by", "tests_run", "tests_key",
               "judged_s", "when")
 
@@ -21,10 +22,7 @@ def summary_file(cache: pathlib.Path, digest_of_path: str) -> pathlib.Path:
 
 
 def compact(row: dict) -> dict:
-    out = {k: row[k] for k in ROW_FIELDS if k in row}
-    if row.get("verdict") == "survived" and "tests" in row:
-        out["tests"] = row["tests"]
-    return out
+    return {k: row[k] for k in ROW_FIELDS if k in row}
 
 
 def read(ledger: pathlib.Path) -> list:
