@@ -155,27 +155,30 @@ TEST(FusedConvReLUModel, SimpleCnnGivesTheSameLogitsWithEitherKernel) {
   EXPECT_TRUE(at::allclose(fused_net->forward(x), aten->forward(x), 1e-4, 1e-5));
 }
 
-// Mixed precision: a batch norm under autocast hands the fused layer bfloat16 activations while its
-// weights stay float32. The layer follows autocast's float32 policy: it runs, returns float32 close to
-// the float32 result, and its float32 weights get float32 gradients.
+// Mixed precision: a batch norm under autocast hands the fused layer half or bfloat16 activations (fp16 on a GPU,
+// bf16 on the CPU) while its weights stay float32. The layer follows autocast's float32 policy for both: it
+// runs, returns float32 close to the float32 result, and its float32 weights get float32 gradients.
 TEST(FusedConvReLUModel, FollowsAutocastWithHalfInputsAndFloatWeights) {
-  at::manual_seed(9);
-  const Case& c = kCases[0];
-  const Inputs in = make_inputs(c, at::kFloat);
-  const at::Tensor expected = fused(in, c).detach();
-  at::Tensor y;
-  {
-    AutocastScope autocast(at::Device(at::kCPU), at::kBFloat16);
-    const at::Tensor half_x = in.x.to(at::kBFloat16);  // what a layer before it returns under autocast
-    y = fused_conv_relu(half_x, in.w, in.b, c.stride, c.padding);
+  for (const at::ScalarType low : {at::kBFloat16, at::kHalf}) {
+    at::manual_seed(9);
+    const Case& c = kCases[0];
+    const Inputs in = make_inputs(c, at::kFloat);
+    const at::Tensor expected = fused(in, c).detach();
+    at::Tensor y;
+    {
+      AutocastScope autocast(at::Device(at::kCPU), low);
+      const at::Tensor low_x = in.x.to(low);  // what a layer before it returns under autocast
+      y = fused_conv_relu(low_x, in.w, in.b, c.stride, c.padding);
+    }
+    EXPECT_EQ(y.scalar_type(), at::kFloat) << low;
+    EXPECT_TRUE(at::allclose(y.detach(), expected, 0.05, 0.05))
+        << low << ": " << (y.detach() - expected).abs().max();
+    const auto grads = gradients(y, in, at::randn_like(expected));
+    EXPECT_EQ(grads[1].scalar_type(), at::kFloat) << low;
+    EXPECT_TRUE(at::isfinite(grads[1]).all().item<bool>()) << low;
+    // Outside autocast a dtype mix is still refused.
+    EXPECT_THROW(fused_conv_relu(in.x.to(low), in.w, in.b, c.stride, c.padding), Error) << low;
   }
-  EXPECT_EQ(y.scalar_type(), at::kFloat);
-  EXPECT_TRUE(at::allclose(y.detach(), expected, 0.05, 0.05)) << (y.detach() - expected).abs().max();
-  const auto grads = gradients(y, in, at::randn_like(expected));
-  EXPECT_EQ(grads[1].scalar_type(), at::kFloat);
-  EXPECT_TRUE(at::isfinite(grads[1]).all().item<bool>());
-  // Outside autocast a dtype mix is still refused.
-  EXPECT_THROW(fused_conv_relu(in.x.to(at::kBFloat16), in.w, in.b, c.stride, c.padding), Error);
 }
 
 // A conv_stack with a batch norm before a fused layer trains a step under bf16 autocast.
