@@ -70,5 +70,27 @@ TEST(ModelSummary, ResidualNetworkCountsEveryParameterOnce) {
   EXPECT_TRUE(residual_sum) << "the residual additions are operations of the forward pass";
 }
 
+// A module whose parameter reaches an operation inside a list of tensors (a learned row joined to the
+// features by cat; the summary runs one image): the list's tensors are the operation's inputs too.
+struct JoinedToken : Network {
+  JoinedToken() { token = register_parameter("token", at::zeros({1, 5})); }
+  at::Tensor forward(const at::Tensor& x) override {
+    return at::cat({x.flatten(1), token}, 1);
+  }
+  at::Tensor token;
+};
+
+TEST(ModelSummary, AParameterInsideATensorListIsCounted) {
+  JoinedToken net;
+  const auto layers = summarize_network(net, InputShape{1, 2, 2, 10});
+  std::string listing;
+  for (const auto& layer : layers) listing += layer.name + " " + layer.output_shape + "; ";
+  ASSERT_FALSE(layers.empty()) << listing;
+  EXPECT_EQ(layers.back().name, "token") << listing;
+  EXPECT_EQ(layers.back().output_shape, "9") << listing;  // 4 features and the 5 of the token
+  EXPECT_EQ(layers.back().parameters, 5) << listing;
+  EXPECT_EQ(total(layers), 5) << listing;
+}
+
 }  // namespace
 }  // namespace ft
