@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 #include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/linear.h>
 
 #include "models/sync_batch_norm.h"
 
@@ -45,6 +47,25 @@ TEST(SyncBatchNormLayer, KeepsBatchNormsNamesAndType) {
   EXPECT_EQ(a, b);
   EXPECT_NE(synced->as<torch::nn::BatchNorm2dImpl>(), nullptr);
   EXPECT_EQ(batch_norm_buffers(*synced.ptr()).size(), 0u) << "the layers of a module, not the module itself";
+}
+
+// The buffers kept in step across ranks: each batch norm's running mean, running variance and batch count, in
+// module order, for 2-D and 1-D layers; a layer that tracks no running statistics has none to give.
+TEST(SyncBatchNormLayer, BuffersAreTheRunningStatisticsOfEveryTrackingLayer) {
+  torch::nn::ModuleList net(SyncBatchNorm2d(4), torch::nn::Linear(2, 2),
+                            torch::nn::BatchNorm1d(torch::nn::BatchNorm1dOptions(3).track_running_stats(false)),
+                            torch::nn::BatchNorm1d(5));
+  std::vector<at::Tensor> expected;
+  for (const std::size_t index : {0u, 3u}) {
+    for (const auto& b : net[index]->named_buffers()) expected.push_back(b.value());
+  }
+  ASSERT_EQ(expected.size(), 6u);
+  const auto got = batch_norm_buffers(*net.ptr());
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(got[i].defined()) << i;
+    EXPECT_TRUE(got[i].is_same(expected[i])) << i << ": not the layer's own buffer, or out of order";
+  }
 }
 
 // Two training steps and an eval forward of `k` identical ranks against LibTorch's BatchNorm over the batch
