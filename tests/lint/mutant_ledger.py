@@ -11,7 +11,6 @@ SOURCE = pathlib.Path(sys.argv[1])
 sys.path.insert(0, str(SOURCE / "tools" / "mutants"))
 import ledger  # noqa: E402
 
-VERDICTS = {"invalid", "equivalent", "duplicate", "caught", "survived"}
 sha = lambda text: hashlib.sha256(text.encode()).hexdigest()
 failures = []
 
@@ -70,7 +69,7 @@ def committed() -> None:
         paths.append(s["path"])
         check((SOURCE / s["path"]).exists(), f"{book.name}: {s['path']} is not in the tree")
         for r in s["rows"]:
-            check(r.get("verdict") in VERDICTS and r.get("file") == s["path"] and "key" in r,
+            check(r.get("verdict") in ledger.VERDICTS and r.get("file") == s["path"] and "key" in r,
                   f"{book.name}: {s['path']} line {r.get('line')}: a row without key, its file or a verdict")
     check(paths == sorted(set(paths)), f"{book.name}: files not in path order, or one twice")
 

@@ -58,7 +58,6 @@ import ledger  # noqa: E402
 import mutate_changes as mc  # noqa: E402
 import run_mutants  # noqa: E402
 
-VERDICTS = ["invalid", "equivalent", "duplicate", "caught", "survived"]
 
 
 def log(text: str) -> None:
@@ -239,13 +238,13 @@ def judge_file(judge, plan: dict, text: str, args, equivalents: dict, deadline: 
 
 
 def save_summary(args, plan: dict, rows: list, built: bool) -> None:
-    folder = pathlib.Path(args.dir) / "files"
-    folder.mkdir(exist_ok=True)
+    target = ledger.summary_file(pathlib.Path(args.dir), mc.sha(plan["path"]))
+    target.parent.mkdir(exist_ok=True)
     done = len([r for r in rows if r["verdict"] != "invalid"]) >= plan["quota"] or len(rows) >= 3 * plan["quota"]
     summary = {k: plan[k] for k in ("path", "sha", "lines", "generated", "quota")}
     summary.update(built=built, complete=done or not built, rows=rows, when=time.strftime("%F %T"),
                    commit=mc.git("rev-parse", "--short", "HEAD").strip())
-    (folder / f"{mc.sha(plan['path'])[:16]}.json").write_text(json.dumps(summary, indent=1))
+    target.write_text(json.dumps(summary, indent=1))
 
 
 def sitting(args, plans: list, texts: dict, every_source: list) -> None:
@@ -268,10 +267,9 @@ def sitting(args, plans: list, texts: dict, every_source: list) -> None:
 
 
 def read_summaries(args, texts: dict) -> list:
-    folder = pathlib.Path(args.dir) / "files"
     out = []
     for path in sorted(texts):
-        f = folder / f"{mc.sha(path)[:16]}.json"
+        f = ledger.summary_file(pathlib.Path(args.dir), mc.sha(path))
         summary = json.loads(f.read_text()) if f.exists() else None
         if summary and summary["sha"] != mc.sha(texts[path]):
             summary = {**summary, "stale": True}

@@ -12,12 +12,14 @@ import pathlib
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT = HERE / "baseline.jsonl"
+VERDICTS = ("invalid", "equivalent", "duplicate", "caught", "survived")
 # What a row keeps (not the list of tests that reached the line: their digest, tests_key, decides a re-judgement).
 ROW_FIELDS = ("key", "file", "line", "kind", "from", "to", "verdict", "stage", "by", "tests_run", "tests_key",
               "judged_s", "when")
 
 
 def summary_file(cache: pathlib.Path, digest_of_path: str) -> pathlib.Path:
+    """Where the cache keeps one source file's summary, named by the digest of its path."""
     return cache / "files" / f"{digest_of_path[:16]}.json"
 
 
