@@ -14,9 +14,15 @@ struct Expected {
   std::int64_t parameters;
 };
 
-void expect_layers(const std::vector<ModelLayer>& layers, const std::vector<Expected>& expected) {
+// "conv1 32x28x28; relu 32x28x28; ...": what a failure prints.
+std::string listing_of(const std::vector<ModelLayer>& layers) {
   std::string listing;
   for (const auto& layer : layers) listing += layer.name + " " + layer.output_shape + "; ";
+  return listing;
+}
+
+void expect_layers(const std::vector<ModelLayer>& layers, const std::vector<Expected>& expected) {
+  const std::string listing = listing_of(layers);
   ASSERT_EQ(layers.size(), expected.size()) << listing;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(layers[i].name, expected[i].name) << i;
@@ -83,8 +89,7 @@ struct JoinedToken : Network {
 TEST(ModelSummary, AParameterInsideATensorListIsCounted) {
   JoinedToken net;
   const auto layers = summarize_network(net, InputShape{1, 2, 2, 10});
-  std::string listing;
-  for (const auto& layer : layers) listing += layer.name + " " + layer.output_shape + "; ";
+  const std::string listing = listing_of(layers);
   ASSERT_FALSE(layers.empty()) << listing;
   EXPECT_EQ(layers.back().name, "token") << listing;
   EXPECT_EQ(layers.back().output_shape, "9") << listing;  // 4 features and the 5 of the token
