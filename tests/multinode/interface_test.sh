@@ -113,9 +113,14 @@ if launch node1 node1:2,node2:2 4 eth0 "$FT" train --config "$WORK/run.yaml" --s
   --set output.name=missing > "$WORK/missing.log" 2>&1; then
   mn_fail "distributed.interface=eth9 trained"
 fi
-grep -q "node node1 has no network interface 'eth9'; its interfaces: lo (127.0.0.1" "$WORK/missing.log" ||
+# Both nodes lack eth9 and the run stops at whichever reports first: the message names that node and lists
+# that node's own interfaces (eth0 of nodeN is 10.77.0.N).
+reported=$(grep -m1 -oE "node node[12] has no network interface 'eth9'; its interfaces: lo \(127\.0\.0\.1" \
+  "$WORK/missing.log" | grep -oE "node[12]" | head -n1)
+[ -n "$reported" ] ||
   { cat "$WORK/missing.log"; mn_fail "the missing interface's error does not name the node and its interfaces"; }
-grep -q "eth0 (10.77.0.1" "$WORK/missing.log" || mn_fail "the error does not list eth0's address"
+grep -q "node $reported has no network interface 'eth9';.* eth0 (10\.77\.0\.${reported#node}[),/ ]" "$WORK/missing.log" ||
+  { cat "$WORK/missing.log"; mn_fail "the error does not list $reported's own eth0 address"; }
 [ $((SECONDS - start)) -lt 30 ] || mn_fail "a missing interface took $((SECONDS - start)) s to stop the run"
 [ ! -e "$WORK/runs/missing.h5" ] || mn_fail "a run that never started left a results file"
 echo "distributed.interface=eth9 stopped in $((SECONDS - start)) s: $(grep -m1 'no network interface' "$WORK/missing.log")"
