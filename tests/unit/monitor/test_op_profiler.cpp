@@ -111,6 +111,24 @@ TEST(OpProfiler, EachRankWritesItsOwnFile) {
   EXPECT_EQ(profile_trace_path("runs/ops.json", 1, 3), "runs/ops.rank1.cycle3.json");
 }
 
+// Through the constructor a run uses: rank 1 on the CPU records into its own file, and rank 0's name stays free.
+TEST(OpProfiler, ASecondRanksProfilerRecordsIntoItsOwnFile) {
+  const std::string path = temp_trace("rank");
+  const std::string own = profile_trace_path(path, 1);
+  std::remove(path.c_str()), std::remove(own.c_str());
+  {
+    OpProfiler profiler(window(1, 0, 1, path), 1, false);
+    torch::tanh(torch::ones({8})), profiler.step();  // wait
+    torch::sigmoid(torch::ones({8})), profiler.step();
+    EXPECT_TRUE(profiler.written());
+    EXPECT_EQ(profiler.path(), own);
+  }
+  EXPECT_NE(read_all(own).find("aten::sigmoid"), std::string::npos);
+  EXPECT_EQ(read_all(own).find("aten::tanh"), std::string::npos);
+  EXPECT_FALSE(std::ifstream(path).good());
+  std::remove(own.c_str());
+}
+
 // repeat 2: the schedule wait 1, warm-up 1, active 2 runs twice; each cycle's active steps go to its own
 // trace, and steps of the waits and warm-ups to none.
 TEST(OpProfiler, RepeatedCyclesEachWriteTheirOwnTrace) {

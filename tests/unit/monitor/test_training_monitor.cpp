@@ -207,6 +207,27 @@ TEST(Progress, TextSaysStepThroughputLossAndTimesLeft) {
                                      "ETA epoch 30s, run 1m30s");
 }
 
+// The share of the epoch done is whole percent rounded down, 0 before the first step and 100 at the last; an
+// epoch of no steps (nothing to divide by) and a segment that has timed nothing yet show 0, never a negative or
+// a division by zero.
+TEST(Progress, PercentAndRatesAtTheEpochsEdges) {
+  const auto percent_of = [](std::int64_t steps, std::int64_t step) {
+    ProgressPoint p;
+    p.step = step;
+    const std::string text = progress_text({1, steps, 8, 30, false}, p);
+    const std::string shown = text.substr(text.find('(') + 1, text.find("%)") - text.find('(') - 1);
+    return std::stoll(shown);
+  };
+  EXPECT_EQ(percent_of(3, 0), 0);
+  EXPECT_EQ(percent_of(3, 1), 33);
+  EXPECT_EQ(percent_of(3, 2), 66);
+  EXPECT_EQ(percent_of(3, 3), 100);
+  EXPECT_EQ(percent_of(200, 199), 99);
+  EXPECT_EQ(percent_of(0, 0), 0);
+  EXPECT_EQ(progress_text({1, 0, 8, 30, false}, ProgressPoint{}),
+            "progress: epoch 1/1 step 0/0 (0%)  0 img/s  loss 0.0000  ETA epoch 0s, run 0s");
+}
+
 TEST(Progress, PlainLinesOffATerminalAndOneRewrittenLineOnIt) {
   ProgressPoint p;
   p.step = 1;
