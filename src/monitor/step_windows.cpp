@@ -17,9 +17,9 @@ std::string pack(const RankSteps& steps) {
   return bytes;
 }
 
-RankSteps unpack(const std::string& bytes, std::size_t windows, int rank) {
+RankSteps unpack(const std::string& bytes, std::size_t windows, int rank, int own_rank) {
   FT_CHECK(bytes.size() == 2 * windows * sizeof(double), "rank ", rank, " sent ", bytes.size() / 16,
-           " step windows, rank 0 has ", windows);
+           " step windows, rank ", own_rank, " has ", windows);
   RankSteps steps;
   steps.compute_s.resize(windows);
   steps.wait_s.resize(windows);
@@ -56,7 +56,7 @@ StragglerVerdict record_straggler(const World& world, const RankSteps& mine, dou
   const auto gathered = world.allgather(pack(mine));
   std::vector<RankSteps> ranks;
   for (std::size_t r = 0; r < gathered.size(); ++r)
-    ranks.push_back(unpack(gathered[r], mine.compute_s.size(), static_cast<int>(r)));
+    ranks.push_back(unpack(gathered[r], mine.compute_s.size(), static_cast<int>(r), world.rank()));
   const StragglerVerdict v = find_straggler(ranks, threshold);
   summary.straggler_rank = v.rank;
   summary.straggler_slow_share = v.slow_share;
