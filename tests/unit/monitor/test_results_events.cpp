@@ -1,12 +1,11 @@
 // A finished run's event file (`fusetrain report --tensorboard`) when the disk refuses it: the report fails
 // naming the file instead of returning a path to a file that lost what was buffered.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <string>
 
+#include "file_size_limit.h"
 #include "io/paths.h"
 #include "monitor/event_file.h"
 #include "monitor/results_events.h"
@@ -16,27 +15,6 @@
 namespace ft {
 namespace {
 
-// Files this process writes may not grow past `bytes` while it lives (EFBIG instead of SIGXFSZ).
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) : previous_signal_(std::signal(SIGXFSZ, SIG_IGN)) {
-    getrlimit(RLIMIT_FSIZE, &previous_);
-    rlimit limit = previous_;
-    limit.rlim_cur = bytes;
-    EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
-  }
-  ~FileSizeLimit() {
-    setrlimit(RLIMIT_FSIZE, &previous_);
-    std::signal(SIGXFSZ, previous_signal_);
-  }
-  FileSizeLimit(const FileSizeLimit&) = delete;
-  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-
- private:
-  rlimit previous_{};
-  void (*previous_signal_)(int);
-};
-
 TEST(ResultsEvents, AWriteTheDiskRefusesIsAnErrorNamingTheFile) {
   const std::string folder = ft::test::temp_dir() + "/results_events_" + std::to_string(getpid());
   paths::remove_all(folder);
@@ -45,7 +23,7 @@ TEST(ResultsEvents, AWriteTheDiskRefusesIsAnErrorNamingTheFile) {
   run.config_yaml = std::string(1500, '#') + "\n";  // past the limit, within one stdio buffer
   std::string message;
   {
-    const FileSizeLimit limit(512);
+    const test::FileSizeLimit limit(512);
     try {
       write_run_events(run, folder);
     } catch (const Error& e) {

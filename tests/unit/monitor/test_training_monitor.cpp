@@ -11,6 +11,7 @@
 #include <regex>
 #include <string>
 
+#include "file_size_limit.h"
 #include "io/paths.h"
 #include "monitor/event_file.h"
 #include "monitor/progress.h"
@@ -179,6 +180,45 @@ TEST(TensorBoardLog, AResumeAddsAFileNamedAfterTheEarlierOnes) {
   EXPECT_EQ(paths::filename(files[1]).rfind("events.out.tfevents.4000000001.", 0), 0u) << files[1];
   EXPECT_EQ(session_start_step(0), 0);
   EXPECT_EQ(session_start_step(25), 26);
+}
+
+// Every earlier run set aside keeps its folder: the next takes the first number not yet taken.
+TEST(TensorBoardLog, EachEarlierRunSetAsideTakesTheNextFreeNumber) {
+  const std::string dir = fresh_dir("aside");
+  const std::string folder = paths::join(dir, "run.tb");
+  for (int run = 1; run <= 3; ++run) TensorBoardLog({folder, 0, false, "a: 1\n"});  // each finds the last one's
+  EXPECT_EQ(event_files_in(folder).size(), 1u);
+  EXPECT_EQ(event_files_in(folder + ".1").size(), 1u);
+  EXPECT_EQ(event_files_in(folder + ".2").size(), 1u);
+  EXPECT_FALSE(paths::exists(folder + ".3"));
+  EXPECT_FALSE(paths::exists(folder + ".0"));
+}
+
+// A write the disk refuses during training: one warning, the log stops, and later scalars neither write nor warn.
+TEST(TensorBoardLog, AWriteThatFailsWarnsOnceAndStopsTheLog) {
+  const std::string dir = fresh_dir("full");
+  const std::string folder = paths::join(dir, "run.tb");
+  TensorBoardLog log({folder, 0, false, "a: 1\n"});
+  ASSERT_TRUE(log.active());
+  // The limit holds for every file of the process, the captured standard error too: the event file is made
+  // longer than the warnings first.
+  for (std::int64_t step = 1; step <= 100; ++step) log.scalars(step, {{"loss", 2.0}});
+  const std::string file = event_files_in(folder).front();
+  const auto size = static_cast<rlim_t>(paths::file_size(file));
+  ASSERT_GT(size, 2048u);
+  testing::internal::CaptureStderr();
+  {
+    const test::FileSizeLimit limit(size);
+    log.scalars(101, {{"loss", 1.5}});
+    log.scalars(102, {{"loss", 1.25}});
+  }
+  log.scalars(103, {{"loss", 1.0}});
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(log.active());
+  EXPECT_EQ(std::count(warnings.begin(), warnings.end(), '\n'), 1) << warnings;
+  EXPECT_EQ(warnings.rfind("warning: TensorBoard event file " + file + " cannot be written", 0), 0u) << warnings;
+  EXPECT_NE(warnings.find("TensorBoard logging stops, training goes on"), std::string::npos) << warnings;
+  EXPECT_EQ(paths::file_size(file), size);
 }
 
 TEST(TensorBoardLog, AFolderThatCannotBeMadeIsAWarningNotAnError) {
