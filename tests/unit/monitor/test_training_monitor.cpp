@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "file_size_limit.h"
 #include "io/paths.h"
@@ -152,6 +154,35 @@ TEST(TrainingMonitor, ProgressAfterAResumeMidEpochMeansTheSegmentsSteps) {
       EXPECT_NEAR(shown, mean, 6e-5) << "epoch " << epoch << " step " << step;
     }
   }
+}
+
+// An epoch's rate and times are its own: the seconds behind a progress line start at the epoch's beginning, so
+// they are at most what the test measured around that epoch alone (the time between epochs not among them).
+TEST(TrainingMonitor, AnEpochsRateCountsFromItsBeginning) {
+  const std::string dir = fresh_dir("epoch_clock");
+  Config c = watched_config(0);
+  c.output.progress_every_s = 1e-9;  // a line after every step
+  MonitorSetup setup = setup_in(dir, 0);
+  setup.images_per_step = 1000000000;  // img/s large enough that the printed whole number keeps the seconds
+  testing::internal::CaptureStdout();
+  double measured = 0;
+  {
+    TrainingMonitor monitor(c, setup);
+    monitor.begin_epoch(1, 0);
+    monitor.after_step(1, 1, [] { return StepReading{32, 0.1, 0, 0}; });
+    monitor.end_epoch(1, EpochRecord{}, {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // between the epochs
+    const Stopwatch around;
+    monitor.begin_epoch(2, 0);
+    monitor.after_step(2, 1, [] { return StepReading{32, 0.1, 0, 0}; });
+    measured = around.seconds();
+  }
+  const std::string out = testing::internal::GetCapturedStdout();
+  const std::regex rate(R"(epoch 2/2 step 1/10 \(10%\)  (\d+) img/s)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, rate)) << out;
+  const double shown = 1e9 / std::stod(m[1]);
+  EXPECT_LE(shown, measured * (1 + 1e-6)) << out;
 }
 
 TEST(TensorBoardLog, FreshStartSetsAnEarlierRunAsideAndOverwriteRemovesIt) {
