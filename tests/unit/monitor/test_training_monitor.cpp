@@ -185,6 +185,48 @@ TEST(TrainingMonitor, AnEpochsRateCountsFromItsBeginning) {
   EXPECT_LE(shown, measured * (1 + 1e-6)) << out;
 }
 
+// A duration_text back in seconds ("1h02m" 3720, "3m05s" 185, "42s" 42).
+double duration_seconds(const std::string& text) {
+  std::smatch m;
+  if (std::regex_match(text, m, std::regex(R"((\d+)h(\d\d)m)"))) return 3600.0 * std::stod(m[1]) + 60 * std::stod(m[2]);
+  if (std::regex_match(text, m, std::regex(R"((\d+)m(\d\d)s)"))) return 60.0 * std::stod(m[1]) + std::stod(m[2]);
+  return std::stod(text.substr(0, text.size() - 1));
+}
+
+// The time an epoch spends after its last step (evaluation and the like) is what the run's time left adds per
+// epoch, not the whole epoch: with 99,998 epochs still to come every second of it shows, so the time left is at
+// most what the test measured (epoch 2's step, epoch 1's tail) scaled up, though epoch 1 slept before its last step.
+TEST(TrainingMonitor, TimeLeftAddsWhatAnEpochSpendsAfterItsLastStep) {
+  const std::string dir = fresh_dir("overhead");
+  Config c = watched_config(0);
+  c.train.epochs = 100000;
+  c.output.progress_every_s = 1e-9;  // a line after every step
+  const MonitorSetup setup = setup_in(dir, 0);
+  testing::internal::CaptureStdout();
+  double tail = 0, around = 0;
+  {
+    TrainingMonitor monitor(c, setup);
+    monitor.begin_epoch(1, 0);
+    for (std::int64_t step = 1; step <= 9; ++step) monitor.after_step(step, step, [] { return StepReading{}; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a slow step, not time after the last one
+    const Stopwatch after_last;
+    monitor.after_step(10, 10, [] { return StepReading{}; });
+    monitor.end_epoch(10, EpochRecord{}, {});
+    tail = after_last.seconds();
+    const Stopwatch epoch2;
+    monitor.begin_epoch(2, 0);
+    monitor.after_step(11, 1, [] { return StepReading{}; });
+    around = epoch2.seconds();
+  }
+  const std::string out = testing::internal::GetCapturedStdout();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(epoch 2/100000 step 1/10 .* run (\S+))"))) << out;
+  // 9 steps left of epoch 2 and its tail, then 99,998 epochs of 10 steps and a tail: under 99,999 x (10 x the
+  // step + the tail), and the text is rounded to the second at most.
+  const double bound = 99999 * (10 * around + tail) + 1;
+  EXPECT_LE(duration_seconds(m[1]), bound) << out;
+}
+
 TEST(TensorBoardLog, FreshStartSetsAnEarlierRunAsideAndOverwriteRemovesIt) {
   const std::string dir = fresh_dir("fresh");
   const std::string folder = paths::join(dir, "run.tb");

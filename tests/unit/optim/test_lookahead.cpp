@@ -1,5 +1,5 @@
 // Tests of lookahead: the decay schedule, pulls only every k steps, the slow copy trailing the weights,
-// integer buffers left alone, and finish() leaving the slow weights in place.
+// integer buffers left alone (and nothing to average at all), and finish() leaving the slow weights in place.
 #include <gtest/gtest.h>
 
 #include <ATen/core/grad_mode.h>
@@ -37,6 +37,20 @@ TEST(Lookahead, PullsEveryKStepsAndFinishesOnTheSlowCopy) {
   counter.fill_(7);
   lookahead.finish();
   EXPECT_EQ(counter.item<std::int64_t>(), 7);
+}
+
+// A model whose state holds no floating tensor (only counters, or nothing): nothing to average, and the pulls
+// of every step and the last one do nothing rather than fail.
+TEST(Lookahead, NothingToAverageIsNoPullAndNoError) {
+  auto counter = at::full({1}, 3, at::kLong);
+  for (const auto& tensors : {std::vector<at::Tensor>{counter}, std::vector<at::Tensor>{}}) {
+    Lookahead lookahead(tensors, 1, 2);
+    EXPECT_TRUE(lookahead.slow().empty());
+    EXPECT_NO_THROW(lookahead.after_step(1));
+    EXPECT_NO_THROW(lookahead.after_step(2));
+    EXPECT_NO_THROW(lookahead.finish());
+  }
+  EXPECT_EQ(counter.item<std::int64_t>(), 3);
 }
 
 // One pull over many tensors at once (parameters that require gradients, a channels_last weight, another
