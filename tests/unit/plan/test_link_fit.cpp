@@ -111,6 +111,9 @@ TEST(LinkFit, MachineCpuPerByteSentOverTheLargerHalf) {
 TEST(LinkFit, RefusesSweepsItCannotFit) {
   EXPECT_NE(fit_error({{1e6, 1e-3}, {1e6, 1.1e-3}}, 2).find("at least 2 message sizes"), std::string::npos);
   EXPECT_NE(fit_error({{1e6, 0}, {1e7, 1e-2}}, 2).find("must be positive"), std::string::npos);
+  EXPECT_NE(fit_error({{1e6, -1e-3}, {1e7, 1e-2}}, 2).find("must be positive"), std::string::npos);
+  EXPECT_NE(fit_error({{0, 1e-3}, {1e7, 1e-2}}, 2).find("must be positive"), std::string::npos);
+  EXPECT_NE(fit_error({{-4096, 1e-3}, {1e7, 1e-2}}, 2).find("must be positive"), std::string::npos);
   EXPECT_NE(fit_error({{1e3, 1e-2}, {1e7, 1e-3}}, 2).find("do not grow with the message size"), std::string::npos);
   EXPECT_NE(fit_error({{1e3, 1e-3}, {1e7, 1e-2}}, 1).find("at least 2 ranks"), std::string::npos);
 }

@@ -73,6 +73,11 @@ TEST(Overlap, BesideComputeNeedsOnePacePerBucket) {
   EXPECT_THROW(simulate_overlap({0.0, 0.005}, {0.010, 0.005}, 0.025, {0.020}), std::exception);
 }
 
+TEST(Overlap, NeedsOneReadyTimePerBucket) {
+  EXPECT_THROW(simulate_overlap({0.0}, {0.010, 0.005}, 0.025), std::exception);
+  EXPECT_THROW(simulate_overlap({}, {0.010}, 0.025), std::exception);
+}
+
 TEST(Overlap, NoBucketsNothingToWaitFor) {
   const Overlap o = simulate_overlap({}, {}, 0.5);
   EXPECT_EQ(o.comm_s, 0);

@@ -82,6 +82,12 @@ TEST(PlanFiles, ASweepReplacesItsLevelAndKeepsTheOther) {
   EXPECT_DOUBLE_EQ(link.model.inter.alpha_s, 2e-4);
   EXPECT_DOUBLE_EQ(link.model.intra.beta_s_per_byte, 1e-10);
   EXPECT_EQ(link.model.ring_min_bytes, 0);
+  // What the merge returns holds the same model as the file it writes: each fit under its own level.
+  const LinkFile merged = merge_link_level(path, intra, 0);
+  EXPECT_DOUBLE_EQ(merged.model.intra.alpha_s, 1e-6);
+  EXPECT_DOUBLE_EQ(merged.model.inter.alpha_s, 2e-4);
+  EXPECT_DOUBLE_EQ(merge_link_level(path, inter, 0).model.inter.alpha_s, 2e-4);
+  EXPECT_DOUBLE_EQ(merge_link_level(path, inter, 0).model.intra.alpha_s, 1e-6);
   for (const auto& level : link.levels)
     if (level.level == "inter") {
       ASSERT_EQ(level.samples.size(), 2u);
