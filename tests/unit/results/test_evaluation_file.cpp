@@ -92,6 +92,17 @@ TEST(EvaluationFile, TablesNameTheClasses) {
   EXPECT_EQ(summary_line(r.summary), "evaluate: test accuracy 60.00% (top-3 100.00%), loss 0.6250 over 5 images");
 }
 
+// The matrix has one count per pair of classes: one short or one over of k x k is refused, not read past its end.
+TEST(EvaluationFile, AConfusionMatrixOfAnotherSizeIsRefused) {
+  EvaluationRecord r = sample(false);
+  r.confusion.pop_back();
+  EXPECT_THROW(confusion_table(r, false), Error);
+  r.confusion.push_back(2);
+  EXPECT_NO_THROW(confusion_table(r, false));
+  r.confusion.push_back(0);
+  EXPECT_THROW(confusion_table(r, false), Error);
+}
+
 TEST(EvaluationFile, FieldsAreListedWithTheResultsFields) {
   const auto json = results_fields_json();
   for (const char* entry :
