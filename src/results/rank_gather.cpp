@@ -79,19 +79,36 @@ Record unpack(Unpacker& in, const FieldGroup<Record>& group) {
 }
 
 template <typename Record>
-std::vector<Record> gather(const World& world, const FieldGroup<Record>& group, const std::vector<Record>& mine) {
+std::string pack_all(const FieldGroup<Record>& group, const std::vector<Record>& records) {
   std::string bytes;
-  for (const auto& record : mine) pack(bytes, group, record);
+  for (const auto& record : records) pack(bytes, group, record);
+  return bytes;
+}
+
+template <typename Record>
+void unpack_all(const FieldGroup<Record>& group, const std::string& bytes, int rank, std::vector<Record>& out) {
+  Unpacker in(bytes, rank);
+  while (!in.done()) out.push_back(unpack(in, group));
+}
+
+template <typename Record>
+std::vector<Record> gather(const World& world, const FieldGroup<Record>& group, const std::vector<Record>& mine) {
   std::vector<Record> all;
-  const auto gathered = world.allgather(bytes);
-  for (std::size_t rank = 0; rank < gathered.size(); ++rank) {
-    Unpacker in(gathered[rank], static_cast<int>(rank));
-    while (!in.done()) all.push_back(unpack(in, group));
-  }
+  const auto gathered = world.allgather(pack_all(group, mine));
+  for (std::size_t rank = 0; rank < gathered.size(); ++rank)
+    unpack_all(group, gathered[rank], static_cast<int>(rank), all);
   return all;
 }
 
 }  // namespace
+
+std::string pack_rank_records(const std::vector<RankRecord>& records) { return pack_all(rank_fields(), records); }
+
+std::vector<RankRecord> unpack_rank_records(const std::string& bytes, int rank) {
+  std::vector<RankRecord> out;
+  unpack_all(rank_fields(), bytes, rank, out);
+  return out;
+}
 
 std::vector<RankRecord> gather_rank_records(const World& world, const RankRecord& mine) {
   return gather(world, rank_fields(), std::vector<RankRecord>{mine});

@@ -40,7 +40,8 @@ int rank_sees(const std::function<int()>& launcher_out) {
     if (out < 0 || dup2(out, STDOUT_FILENO) < 0) return static_cast<int>(kSetUpFailed);
     return in_child([] {
       const int own = setsid() < 0 ? -1 : open_pseudo_terminal();
-      if (own < 0 || dup2(own, STDOUT_FILENO) < 0 || setenv("OMPI_COMM_WORLD_SIZE", "2", 1) != 0) return static_cast<int>(kSetUpFailed);
+      if (own < 0 || dup2(own, STDOUT_FILENO) < 0 || setenv("OMPI_COMM_WORLD_SIZE", "2", 1) != 0)
+        return static_cast<int>(kSetUpFailed);
       int seen = stdout_is_terminal() ? kTerminal : 0;
       if (open("/dev/tty", O_RDWR | O_NOCTTY) >= 0) seen |= kTookTheTerminal;
       return seen;

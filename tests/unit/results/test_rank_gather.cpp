@@ -1,8 +1,13 @@
 // The typed gather of per-rank records: every field of the table survives the trip, strings with
-// tabs and newlines included (the old text encoding split on them).
+// tabs and newlines included (the old text encoding split on them); bytes laid out otherwise are named.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string>
+
+#include "error_of.h"
 #include "results/rank_gather.h"
+#include "results/results_fields.h"
 #include "test_world.h"
 
 namespace ft {
@@ -40,6 +45,30 @@ TEST(RankGather, EveryFieldTravels) {
   EXPECT_EQ(back.test_images, 5000 + world.rank());
   EXPECT_EQ(back.test_loss, 1.0 / 7.0);
   EXPECT_EQ(back.test_acc, 0.8125);
+}
+
+// Bytes from a rank whose records are laid out otherwise: ending inside a field (a length, a string, the last
+// number, by one byte) or giving a negative length is refused naming the rank and the field, never read past.
+TEST(RankGather, ARecordThatEndsInsideAFieldIsNamed) {
+  RankRecord mine;
+  mine.hostname = "node1";
+  const std::string bytes = pack_rank_records({mine, mine});
+  const auto back = unpack_rank_records(bytes, 2);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].hostname, "node1");
+  EXPECT_TRUE(unpack_rank_records("", 2).empty());
+  const auto error = [](const std::string& b) { return test::error_of([&] { unpack_rank_records(b, 2); }); };
+  const std::string last = rank_fields().fields.back().name;
+  EXPECT_NE(error(bytes.substr(0, bytes.size() - 1)).find("rank 2's record ends inside field " + last),
+            std::string::npos) << error(bytes.substr(0, bytes.size() - 1));
+  EXPECT_NE(error(bytes.substr(0, 4)).find("rank 2's record ends inside field hostname"), std::string::npos);
+  EXPECT_NE(error(bytes.substr(0, 8 + 4)).find("rank 2's record ends inside field hostname"), std::string::npos);
+  EXPECT_NE(error(bytes.substr(0, bytes.size() / 2 + 3)).find("rank 2's record ends inside field"), std::string::npos);
+  std::string negative = bytes;
+  const std::int64_t minus_one = -1;
+  std::memcpy(negative.data(), &minus_one, sizeof minus_one);
+  EXPECT_NE(error(negative).find("rank 2 sent a negative length for field hostname"), std::string::npos)
+      << error(negative);
 }
 
 TEST(RankGather, RankEpochRowsOfEveryRankInRankOrder) {
