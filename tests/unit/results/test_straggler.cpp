@@ -53,8 +53,16 @@ TEST(Straggler, OfTwoSlowRanksTheSlowerIsNamed) {
   EXPECT_DOUBLE_EQ(v.rank_slow_share[2], 1);
 }
 
+// One rank or no steps: no straggler, and every rank's own figures are zero (they reach the results file).
 TEST(Straggler, OneRankOrNoStepsNamesNone) {
-  EXPECT_EQ(find_straggler({rank(5, 5, 9)}, 0.2).rank, -1);
+  const StragglerVerdict one = find_straggler({rank(5, 5, 9)}, 0.2);
+  EXPECT_EQ(one.rank, -1);
+  EXPECT_EQ(one.rank_slow_share, std::vector<double>{0.0});
+  EXPECT_EQ(one.rank_excess, std::vector<double>{0.0});
+  const StragglerVerdict no_steps = find_straggler({RankSteps{}, RankSteps{}}, 0.2);
+  EXPECT_EQ(no_steps.rank, -1);
+  EXPECT_EQ(no_steps.rank_slow_share, std::vector<double>(2, 0.0));
+  EXPECT_EQ(no_steps.rank_excess, std::vector<double>(2, 0.0));
   EXPECT_EQ(find_straggler({rank(0, 0, 1), rank(0, 0, 1)}, 0.2).rank, -1);
   EXPECT_EQ(find_straggler({}, 0.2).rank, -1);
 }
