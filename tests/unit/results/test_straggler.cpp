@@ -46,6 +46,15 @@ TEST(Straggler, EachRankAgainstTheMedianOfTheOthers) {
   for (int r : {0, 1, 3}) EXPECT_EQ(v.rank_slow_share[r], 0) << r;
 }
 
+TEST(Straggler, TheOthersMedianIsTakenInOrderOfSizeNotOfRank) {
+  // Computes 3, 1 and 2 s in every step. Rank 0 against {1, 2}: lower middle 1, excess 2. Rank 1 against {3, 2},
+  // in order {2, 3}: 2, excess -0.5. Rank 2 against {3, 1}, in order {1, 3}: 1, excess 1, slow as well.
+  const StragglerVerdict v = find_straggler({rank(2, 2, 3), rank(2, 2, 1), rank(2, 2, 2)}, 0.2);
+  EXPECT_EQ(v.rank, 0);
+  EXPECT_EQ(v.rank_excess, (std::vector<double>{2.0, -0.5, 1.0}));
+  EXPECT_EQ(v.rank_slow_share, (std::vector<double>{1.0, 0.0, 1.0}));
+}
+
 TEST(Straggler, OfTwoSlowRanksTheSlowerIsNamed) {
   // Ranks 2 and 3 slow in every step against the others' median (1 s): 3 s beats 2 s on excess.
   const StragglerVerdict v = find_straggler({rank(5, 0, 1), rank(5, 0, 1), rank(5, 5, 2), rank(5, 5, 3)}, 0.2);
