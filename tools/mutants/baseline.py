@@ -59,7 +59,6 @@ import mutate_changes as mc  # noqa: E402
 import run_mutants  # noqa: E402
 
 
-
 def log(text: str) -> None:
     print(text, flush=True)
 

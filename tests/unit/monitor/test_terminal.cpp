@@ -10,12 +10,6 @@
 
 #include "monitor/terminal.h"
 
-namespace ft {
-namespace {
-
-}  // namespace
-}  // namespace ft
-
 // gcov's flush, present only in a build with --coverage: _exit skips the one at exit, and the lines a child ran
 // would be missing from the coverage that picks the tests of a line (tools/mutants/coverage_map.py).
 extern "C" void __gcov_dump(void) __attribute__((weak));
@@ -76,13 +70,14 @@ TEST(Terminal, UnderOpenMpiTheLaunchersOutputDecides) {
 TEST(Terminal, OutsideOpenMpiItIsStandardOutputItself) {
   EXPECT_EQ(in_child([] {
               const int out = open_pseudo_terminal();
-              if (out < 0 || dup2(out, STDOUT_FILENO) < 0 || unsetenv("OMPI_COMM_WORLD_SIZE") != 0) return 4;
+              if (out < 0 || dup2(out, STDOUT_FILENO) < 0 || unsetenv("OMPI_COMM_WORLD_SIZE") != 0)
+                return static_cast<int>(kSetUpFailed);
               return stdout_is_terminal() ? 1 : 0;
             }),
             1);
   EXPECT_EQ(in_child([] {
               const int out = open("/dev/null", O_WRONLY);
-              if (out < 0 || dup2(out, STDOUT_FILENO) < 0) return 4;
+              if (out < 0 || dup2(out, STDOUT_FILENO) < 0) return static_cast<int>(kSetUpFailed);
               return stdout_is_terminal() ? 1 : 0;
             }),
             0);
