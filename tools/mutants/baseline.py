@@ -105,7 +105,8 @@ class Judge:
     def run_test(self, name: str):
         """(passed, seconds, first failure) of one ctest test, under its time limit."""
         limit = 3 * max(self.coverage.seconds(name), 1.0) + 60
-        return self.s.ctest(self.s.selection([name]), limit)
+        with coverage_map.holding(self.coverage.locks(name)):
+            return self.s.ctest(self.s.selection([name]), limit)
 
     def unmutated_passes(self, m, name: str) -> bool:
         """Whether `name` passes on the unmutated copy (run once per state of the tree, with the file restored;

@@ -7,11 +7,12 @@ The instrumented copy lives in --dir/coverage (tree/ and tree/build, like the mu
 built with --coverage at -Og (unity batches as usual, CUDA off). Each ctest test of the chosen labels runs alone
 (two at a time) with GCOV_PREFIX set to a folder of its own, so the counts its processes leave (every rank of an
 MPI test, every command a script runs) are its own; gcov then reads them, and the test's record keeps, per source
-file, the file's content digest and the lines that ran. Records are kept per test under --dir/coverage/tests and
-keyed by the test's own files (its GoogleTest file, its script's folder, its binary's sources, tests/common): a
-later sitting runs only the tests that are new or whose files changed. A source file that changed since a
-record was made is read through a line mapping of its old text to the new one (difflib); a changed line counts as
-reached by a test that ran the unchanged lines around it.
+file, the file's content digest and the lines that ran. Tests that lock a test cluster are left out; tests that
+share another ctest RESOURCE_LOCK (a data folder) never run at once. Records are kept per test under
+--dir/coverage/tests and keyed by the test's own files (its GoogleTest file, its script's folder, its binary's
+sources, tests/common): a later sitting runs only the tests that are new or whose files changed. A source file that
+changed since a record was made is read through a line mapping of its old text to the new one (difflib); a changed
+line counts as reached by a test that ran the unchanged lines around it.
 
 Limits: a process that ends by a signal or _exit writes no counts (a killed rank's lines are missed); a line
 gcov does not instrument (a declaration, a statement's continuation) counts as reached by the tests that ran
@@ -23,6 +24,7 @@ its function, or, outside any function, any line of its file.
 import argparse
 import bisect
 import concurrent.futures
+import contextlib
 import difflib
 import hashlib
 import json
@@ -52,8 +54,28 @@ COVERAGE_CMAKE = ["-DCMAKE_C_FLAGS=--coverage", "-DCMAKE_CXX_FLAGS=--coverage",
                   "-DCMAKE_SHARED_LINKER_FLAGS=--coverage"]
 
 
+# A test locking one of these shares a test cluster (a local SLURM, network namespaces) that a scratch copy must
+# not touch: it is left out. A test locking anything else (its data folder) is mapped and judged like the others,
+# but never runs beside another test holding the same lock.
+CLUSTER_LOCKS = {"local_slurm", "netns_cluster"}
+_LOCKS = {}
+_LOCKS_GUARD = threading.Lock()
+
+
 def log(text: str) -> None:
     print(text, flush=True)
+
+
+@contextlib.contextmanager
+def holding(names):
+    """Holds this process's lock for each named ctest RESOURCE_LOCK, taken in name order so two holders cannot
+    deadlock."""
+    with _LOCKS_GUARD:
+        locks = [_LOCKS.setdefault(name, threading.Lock()) for name in sorted(set(names))]
+    with contextlib.ExitStack() as stack:
+        for lock in locks:
+            stack.enter_context(lock)
+        yield
 
 
 def sha(data) -> str:
@@ -107,7 +129,7 @@ def test_key(tree: pathlib.Path, build: pathlib.Path, test: dict) -> str:
 
 
 def chosen_tests(build: pathlib.Path, exclude: str) -> list:
-    """ctest's tests with one of LABELS, not excluded and holding no lock on a shared cluster."""
+    """ctest's tests with one of LABELS, not excluded and holding no lock on a test cluster, with their locks."""
     shown = run_mutants.run(["ctest", "--show-only=json-v1"], cwd=build)
     if shown.returncode != 0:
         raise SystemExit("ctest --show-only failed: " + shown.stderr[-2000:])
@@ -116,9 +138,10 @@ def chosen_tests(build: pathlib.Path, exclude: str) -> list:
         props = {p["name"]: p["value"] for p in test.get("properties", [])}
         if not set(props.get("LABELS", [])) & set(LABELS) or re.search(exclude, test["name"]):
             continue
-        if props.get("RESOURCE_LOCK"):
+        locks = props.get("RESOURCE_LOCK") or []
+        if set(locks) & CLUSTER_LOCKS:
             continue
-        out.append({"name": test["name"], "number": number, "command": test.get("command") or []})
+        out.append({"name": test["name"], "number": number, "command": test.get("command") or [], "locks": locks})
     return out
 
 
@@ -248,6 +271,10 @@ class CoverageMap:
     def seconds(self, name: str) -> float:
         return self.records[name]["seconds"]
 
+    def locks(self, name: str) -> list:
+        """The ctest RESOURCE_LOCKs the test holds while it runs."""
+        return self.records[name].get("locks", [])
+
 
 # ------------------------------------------------------------------------------------------ collecting
 
@@ -295,10 +322,11 @@ class Collector:
         env = {**run_mutants.build_env(), "GCOV_PREFIX": str(prefix), "GCOV_PREFIX_STRIP": "0"}
         listing = prefix / "select.txt"
         listing.write_text(f"0,0,0,{test['number']}\n")
-        started = time.monotonic()
-        done = subprocess.run(["ctest", "-I", str(listing), "--timeout", str(self.args.timeout)], cwd=build, env=env,
-                              capture_output=True, text=True)
-        seconds = time.monotonic() - started
+        with holding(test["locks"]):
+            started = time.monotonic()
+            done = subprocess.run(["ctest", "-I", str(listing), "--timeout", str(self.args.timeout)], cwd=build,
+                                  env=env, capture_output=True, text=True)
+            seconds = time.monotonic() - started
         found = lines_run(build.parent, gcov_records(build, prefix))
         shutil.rmtree(prefix, ignore_errors=True)
         files = {}
@@ -307,7 +335,7 @@ class Collector:
             if shape[0]:
                 files[rel] = {"sha": digest, "ran": sorted(shape[0])}
         return {"name": test["name"], "key": key, "seconds": round(seconds, 2), "passed": done.returncode == 0,
-                "when": time.strftime("%F %T"), "files": files}
+                "locks": test["locks"], "when": time.strftime("%F %T"), "files": files}
 
     def update(self) -> CoverageMap:
         build = self.prepare()
