@@ -16,8 +16,9 @@ How each is judged, in a scratch copy outside the repository (--dir), every sour
   2. the tests that execute its line (coverage_map.py: one instrumented run of the unit, mpi, failure and e2e
      labels, each test with its own coverage) run cheapest first, two at a time, to the first failure, or until
      --budget minutes of them have run (a survivor then says how many of its tests ran; --budget 0 runs them
-     all, and judges such survivors again); a line no test reaches is "not covered" without running anything,
-     and counts as survived;
+     all, and judges such survivors again); a line gcov counts apart and never saw run (a statement's
+     continuation line) is judged by the tests that ran its function; a line in no function a test ran is "not
+     covered", judged without running anything, and counts as survived;
   3. a test that fails is run once on the unmutated copy (per state of the tree) before it counts as a catch.
 Declared equivalents (equivalent.txt) are not run. A test run longer than 3x its recorded time plus 60 s counts
 as caught (timeout).
@@ -212,7 +213,8 @@ def judge_file(judge, plan: dict, text: str, args, equivalents: dict, deadline: 
             break
         tried += 1
         path = judge.results / f"{m.key}.json"
-        tests = judge.coverage.covering(m.path, m.line, text, judge.names)
+        tests = (judge.coverage.covering(m.path, m.line, text, judge.names)
+                 or judge.coverage.covering(m.path, m.line, text, judge.names, loose=True))
         result = cached(path, m, judge.coverage, tests, equivalents, args.budget)
         if result is None and time.monotonic() < deadline:
             if original is None:

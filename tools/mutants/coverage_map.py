@@ -235,23 +235,24 @@ class CoverageMap:
             self._mappings[key] = out
         return self._mappings[key]
 
-    def reaches(self, entry: dict, line: int, text: str) -> bool:
-        """Whether a test's record of a file (`entry`) shows it running `line` of the file's text now."""
+    def reaches(self, entry: dict, line: int, text: str, loose: bool = False) -> bool:
+        """Whether a test's record of a file (`entry`) shows it running `line` of the file's text now (`loose`: or
+        the function around it)."""
         ran = set(entry["ran"])
         if entry["sha"] != sha(text):
             mapped = self.mapping(entry["sha"], text)
             if line not in mapped:  # a changed line: reached when the unchanged lines around it ran
                 above = [mapped[n] for n in sorted(mapped) if n < line][-1:]
                 below = [mapped[n] for n in sorted(mapped) if n > line][:1]
-                return any(self.reaches_old(entry, n, ran) for n in above + below)
+                return any(self.reaches_old(entry, n, ran, loose) for n in above + below)
             line = mapped[line]
-        return self.reaches_old(entry, line, ran)
+        return self.reaches_old(entry, line, ran, loose)
 
-    def reaches_old(self, entry: dict, line: int, ran: set) -> bool:
+    def reaches_old(self, entry: dict, line: int, ran: set, loose: bool = False) -> bool:
         shape = self.shape_of(entry["sha"]) or {"known": [], "functions": []}
         if line in ran:
             return True
-        if line in set(shape["known"]):
+        if line in set(shape["known"]) and not loose:
             return False
         spans = [(a, b) for a, b in shape["functions"] if a <= line <= b]
         if spans:  # not instrumented: reached when its (innermost) function ran
@@ -259,12 +260,13 @@ class CoverageMap:
             return any(a <= n <= b for n in ran)
         return bool(ran)
 
-    def covering(self, path: str, line: int, text: str, names: set) -> list:
-        """The tests (among `names`, those ctest has now) that reach path:line, cheapest first."""
+    def covering(self, path: str, line: int, text: str, names: set, loose: bool = False) -> list:
+        """The tests (among `names`, those ctest has now) that reach path:line, cheapest first; `loose`: those that
+        run the function around it (gcov may count a statement's continuation line apart, and never run)."""
         out = []
         for name, record in self.records.items():
             entry = record["files"].get(path)
-            if name in names and entry and self.reaches(entry, line, text):
+            if name in names and entry and self.reaches(entry, line, text, loose):
                 out.append(name)
         return sorted(out, key=lambda n: (self.records[n]["seconds"], n))
 
