@@ -93,6 +93,33 @@ TEST(Placement, SeparateNcclHostsShareOneDevice) {
             std::string::npos);
 }
 
+// Each rank's own CUDA_VISIBLE_DEVICES crosses the gather as the rank saw it: unset (rank 0), set but empty (odd
+// ranks) or set to a list (even ranks past 0); the NCCL host is the host name and boot id without NCCL_HOSTID.
+TEST(Placement, EachRanksVisibleDevicesSettingCrossesTheGather) {
+  const World& world = test::world();
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string kept = before ? before : "";
+  auto setting_of = [](int r) { return r % 2 ? std::string() : "GPU-" + std::to_string(r) + ",1"; };
+  if (world.rank() == 0) {
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+  } else {
+    ::setenv("CUDA_VISIBLE_DEVICES", setting_of(world.rank()).c_str(), 1);
+  }
+  const std::vector<RankDevices> ranks = gather_rank_devices(world, listed_devices(node_devices(), nullptr));
+  if (before) ::setenv("CUDA_VISIBLE_DEVICES", kept.c_str(), 1);
+  else ::unsetenv("CUDA_VISIBLE_DEVICES");
+  ASSERT_EQ(static_cast<int>(ranks.size()), world.size());
+  EXPECT_FALSE(ranks[0].visible_set);
+  EXPECT_EQ(ranks[0].visible_setting, "");
+  for (int r = 1; r < world.size(); ++r) {
+    EXPECT_TRUE(ranks[r].visible_set) << "rank " << r;
+    EXPECT_EQ(ranks[r].visible_setting, setting_of(r)) << "rank " << r;
+  }
+  for (int r = 0; r < world.size(); ++r) EXPECT_FALSE(ranks[r].nccl_host_given) << "rank " << r;
+  EXPECT_EQ(ranks[world.rank()].local_rank, world.local_rank());
+  EXPECT_EQ(ranks[world.rank()].host, world.hostname());
+}
+
 TEST(Placement, ARankThatSeesNoDeviceIsNamed) {
   const World& world = test::world();
   if (world.size() < 2) GTEST_SKIP() << "needs a second rank";
