@@ -1,6 +1,6 @@
 // Broadcast, all-gather and barrier on real ranks for every host backend, the MPI backend's chunked paths,
 // collectives on a communication thread while the main thread uses the world communicator, and the world's
-// sleeping barrier and its timeout.
+// joining of a running MPI, its sleeping barrier and its timeout.
 #include <gtest/gtest.h>
 
 #include <time.h>
@@ -138,6 +138,25 @@ double thread_cpu_s() {
 // CPU at most, where yielding for the first 20 ms, as the plain barrier does, takes up to 20 ms on an idle core.
 // (Each of the ~80 sleeping polls costs 10-70 us of CPU, the most on a loaded machine: 150 ms late, 10.4 ms was
 // measured once beside a mutation run and a build, so the wait is kept short.)
+// A world made where MPI already runs (a host program's, or a test's) joins it: the same ranks and thread level,
+// its own communicator, and MPI still running after it is gone, for the world that initialised it.
+TEST(WorldInit, ASecondWorldJoinsTheRunningMpiAndLeavesItRunning) {
+  const World& first = test::world();
+  {
+    World second(nullptr, nullptr);
+    EXPECT_EQ(second.rank(), first.rank());
+    EXPECT_EQ(second.size(), first.size());
+    EXPECT_EQ(second.thread_multiple(), first.thread_multiple());
+    EXPECT_NE(second.comm(), first.comm());
+    const std::vector<std::string> ranks = second.allgather(std::to_string(second.rank()));
+    for (int r = 0; r < first.size(); ++r) EXPECT_EQ(ranks[r], std::to_string(r));
+  }
+  int finalized = 1;
+  MPI_Finalized(&finalized);
+  EXPECT_EQ(finalized, 0) << "a world that joined MPI finalised it";
+  EXPECT_EQ(static_cast<int>(first.allgather("still here").size()), first.size());
+}
+
 TEST(WorldBarrier, TheSleepingOneWaitsForTheLastRankWithoutSpinning) {
   const World& world = test::world();
   world.barrier();
