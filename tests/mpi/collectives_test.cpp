@@ -134,10 +134,6 @@ double thread_cpu_s() {
   return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
 }
 
-// The last rank comes 80 ms late: the others wait for it (a barrier), and sleep while they do: a few ms of their
-// CPU at most, where yielding for the first 20 ms, as the plain barrier does, takes up to 20 ms on an idle core.
-// (Each of the ~80 sleeping polls costs 10-70 us of CPU, the most on a loaded machine: 150 ms late, 10.4 ms was
-// measured once beside a mutation run and a build, so the wait is kept short.)
 // A world made where MPI already runs (a host program's, or a test's) joins it: the same ranks and thread level,
 // its own communicator, and MPI still running after it is gone, for the world that initialised it.
 TEST(WorldInit, ASecondWorldJoinsTheRunningMpiAndLeavesItRunning) {
@@ -157,6 +153,10 @@ TEST(WorldInit, ASecondWorldJoinsTheRunningMpiAndLeavesItRunning) {
   EXPECT_EQ(static_cast<int>(first.allgather("still here").size()), first.size());
 }
 
+// The last rank comes 80 ms late: the others wait for it (a barrier), and sleep while they do: a few ms of their
+// CPU at most, where yielding for the first 20 ms, as the plain barrier does, takes up to 20 ms on an idle core.
+// (Each of the ~80 sleeping polls costs 10-70 us of CPU, the most on a loaded machine: 150 ms late, 10.4 ms was
+// measured once beside a mutation run and a build, so the wait is kept short.)
 TEST(WorldBarrier, TheSleepingOneWaitsForTheLastRankWithoutSpinning) {
   const World& world = test::world();
   world.barrier();

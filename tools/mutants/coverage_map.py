@@ -16,7 +16,8 @@ line counts as reached by a test that ran the unchanged lines around it.
 
 Limits: a process that ends by a signal or _exit writes no counts (a killed rank's lines are missed); a line
 gcov does not instrument (a declaration, a statement's continuation) counts as reached by the tests that ran
-its function, or, outside any function, any line of its file.
+its function, or, outside any function, any line of its file; covering(loose=True) also counts so a line gcov
+instruments but never saw run (at -Og a continuation line can be one), for the baseline's second look.
 
     python3 tools/mutants/coverage_map.py --update          # build, run what is missing, print a summary
     python3 tools/mutants/coverage_map.py --query src/history/history.cpp:29
