@@ -28,6 +28,8 @@
 #   CASES          the GPU cases (ctest names) of the cases or nccl_hosts stage [the tier's]; JOBS=8 run at once,
 #                  then those with ctest's RUN_SERIAL (they time the GPU) one at a time with nothing beside them
 #   FUSETRAIN_GPU_NCCL_RANKS=N  the ranks of the several-rank NCCL cases [2]
+#   CASE_LIMIT_S   the nccl_hosts stage's limit for each case, so that one that hangs leaves the rest their time
+#                  [the budget]
 #   ROWS           the speed rows of the speed stage [the tier's]; fast_vs_airbench (in no tier): the fast
 #                  recipe eager and graphed against airbench94, SEEDS (at least 5) seeds interleaved, each a
 #                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on)
@@ -120,7 +122,7 @@ stage_nccl_hosts() {
   local name
   trap cut_off TERM
   export FUSETRAIN_GPU_NCCL_HOSTS=1
-  for name in ${CASES:-$NCCL_HOSTS_CASES}; do run_unit case "$name" "$BUDGET"; done
+  for name in ${CASES:-$NCCL_HOSTS_CASES}; do run_unit case "$name" "${CASE_LIMIT_S:-$BUDGET}"; done
   unit_results case
 }
 
