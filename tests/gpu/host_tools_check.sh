@@ -241,4 +241,19 @@ nccl_hosts_stage() {
   pass
 }
 check nccl_hosts_stage
+
+# CASE_LIMIT_S bounds each case of the stage: one that hangs is stopped at its limit, not at the budget's, and
+# the case after it still runs.
+nccl_hosts_case_limit() {
+  printf '%s\n' 'run_gpu_case() { case $1 in *stuck) sleep 300 ;; *) echo "figure: $1 ran" ;; esac; }' \
+    > "$WORK/stuck.sh"
+  run_case nccl_hosts_case_limit 60 "${check_env[@]}" STAGE_LIBRARY="$WORK/stuck.sh" STAGES=nccl_hosts BUDGET_S=50 \
+    CASE_LIMIT_S=12 CASES="gpu.hosts_stuck gpu.hosts_after" bash "$checkout/tools/gpu-host/device_check.sh" \
+    --tier hosts "$bundle" "$WORK/out_limit"
+  expect_status 1
+  expect_message "^\| gpu\.hosts_stuck \| timed out after 12 s \| 1[2-8] \|"
+  expect_message "^\| gpu\.hosts_after \| passed \| [0-9]+ \| gpu\.hosts_after ran \|$"
+  pass
+}
+check nccl_hosts_case_limit
 finish "the GPU host's tools work wherever no device is needed"

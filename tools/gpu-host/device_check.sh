@@ -135,10 +135,10 @@ for test in json.load(sys.stdin).get("tests", []):
         print(test["name"])' 2> /dev/null || true
 }
 
-# unit_results TABLE: a stage's status from its units' rows: 124 when one was cut off at the budget, 1 when
-# one failed or timed out, else 0.
+# unit_results TABLE: a stage's status from its units' rows: 124 when one was cut off at the budget or not
+# started for want of it, 1 when one failed or timed out, else 0.
 unit_results() {
-  if grep -q '| cut off at the budget |' "$LOGS/$1.rows" 2> /dev/null; then return 124; fi
+  if grep -qE '\| (cut off at the budget|not started) \|' "$LOGS/$1.rows" 2> /dev/null; then return 124; fi
   if grep -qE '^\| [^|]* \| (failed|timed out)' "$LOGS/$1.rows" 2> /dev/null; then return 1; fi
   return 0
 }
@@ -347,11 +347,11 @@ time_left() { echo $((START + BUDGET - $(date +%s))); }
 # (a case: at most the budget's), its output in $LOGS/KIND/NAME.log, and records its row when it ends.
 run_unit() {
   local kind=$1 name=$2 limit=$3 start pid status
-  [ "$limit" -lt $(($(time_left) - 5)) ] || limit="$(($(time_left) - 5)) budget"
-  if [ "${limit% budget}" -lt 10 ]; then
-    record_row "$kind" "$name" "not started" 0 "only $((${limit% budget} + 5)) s of the budget left"
+  if [ "$(time_left)" -lt 15 ]; then
+    record_row "$kind" "$name" "not started" 0 "only $(time_left) s of the budget left"
     return 0
   fi
+  [ "$limit" -lt $(($(time_left) - 5)) ] || limit="$(($(time_left) - 5)) budget"
   mkdir -p "$LOGS/$kind" "$LOGS/running"
   start=$(date +%s)
   timeout --kill-after=5 "${limit% budget}" env UNIT_RUN="$kind:$name" bash "$0" "${ARGS[@]}" > "$LOGS/$kind/$name.log" 2>&1 &
