@@ -9,6 +9,7 @@
 #include "noise_shards.h"
 #include "test_paths.h"
 #include "test_world.h"
+#include "train_configs.h"
 #include "train/trainer.h"
 
 namespace ft::skipped_steps_test {
@@ -21,22 +22,13 @@ constexpr std::int64_t kSteps = kEpochs * (16 / kBatch);  // kSet's 16 training 
 // A linear classifier trained with SGD in fp16 (autocast on the CPU: the loader keeps fp16 for CUDA, the step's
 // arithmetic is the same), with the given loss scale and optimizer implementation.
 Config fp16_config(const std::string& data, double initial_scale, OptimizerImplementation implementation) {
-  Config c;
-  c.model.name = ModelName::conv_stack;
-  LayerSpec linear;
-  linear.type = LayerType::linear;
-  c.model.layers = {linear};
-  c.data.path = data;
+  Config c = test::linear_sgd(data);
   c.data.batch_size = kBatch;
-  c.optimizer.name = OptimizerName::sgd;
   c.optimizer.lr = 0.1;
   c.optimizer.implementation = implementation;
   c.precision.dtype = Precision::fp16;
   c.precision.initial_scale = initial_scale;
   c.train.epochs = kEpochs;
-  c.train.threads = 1;
-  c.train.seed = 3;
-  c.train.device = DeviceChoice::cpu;
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "noise_shards.h"
 #include "test_paths.h"
 #include "test_world.h"
+#include "train_configs.h"
 #include "train/trainer.h"
 
 namespace ft::training_loss_test {
@@ -21,24 +22,15 @@ const test::NoiseSet kSet{16, 8, 4, 1, 3, {0.45}, {0.3}};
 // A linear classifier on the images, one optimizer step an epoch over all of them, learning rate 0: the
 // weights the run ends with are those its one step computed its loss with.
 Config config_of(const std::string& data, double smoothing) {
-  Config c;
-  c.model.name = ModelName::conv_stack;
-  LayerSpec linear;
-  linear.type = LayerType::linear;
-  c.model.layers = {linear};
-  c.data.path = data;
+  Config c = test::linear_sgd(data);
   c.data.shuffle = Shuffle::global;
   c.data.batch_size = static_cast<int>(kSet.train_images);
   c.data.test_batch_size = 3;  // uneven evaluation batches: the test loss is still the mean over every image
-  c.optimizer.name = OptimizerName::sgd;
   c.optimizer.lr = 0;
   c.optimizer.momentum = 0;
   c.precision.dtype = Precision::fp64;
   c.regularization.label_smoothing = smoothing;
   c.train.epochs = 1;
-  c.train.threads = 1;
-  c.train.seed = 3;
-  c.train.device = DeviceChoice::cpu;
   return c;
 }
 
