@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A rank slowed on purpose is named, and no rank without the slowdown: 2 and 4 ranks on real Fashion-MNIST, the
 # slowed rank's forward taking 4 times its own time (FUSETRAIN_TEST_SLOW_RANK=R:x4, so the slowdown stays
-# large against whatever else runs on the machine) against a threshold of 50% above the others' median. The
-# terminal line and the results file's /summary name it, with a share of the others' step spent waiting; a
-# malformed value of the aid is refused by name.
+# large against whatever else runs on the machine; once rank 0 by a fixed 60 ms a forward, R:60, several times its
+# forward's own time) against a threshold of 50% above the others' median. The terminal line and the results
+# file's /summary name it, with a share of the others' step spent waiting; a malformed value of the aid is refused
+# by name.
 set -euo pipefail
 : "${FUSETRAIN_BIN:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_MPIRUN:?}"
 src=/usr/share/datasets/fashion-mnist
@@ -25,12 +26,13 @@ YAML
 # shellcheck disable=SC2206
 mpirun=($FUSETRAIN_MPIRUN)
 
-# run NAME RANKS [SLOW]: trains, the rank SLOW (if given) slowed; checks the line and /summary/straggler_rank.
+# run NAME RANKS [SLOW [BY]]: trains, the rank SLOW (if given) slowed BY (the aid's amount: xF or milliseconds;
+# x4 if not given); checks the line and /summary/straggler_rank.
 run() {
-  local name=$1 ranks=$2 slow=${3:-} expected=-1 log=$work/$1.log
+  local name=$1 ranks=$2 slow=${3:-} by=${4:-x4} expected=-1 log=$work/$1.log
   if [ -n "$slow" ]; then
     expected=$slow
-    FUSETRAIN_TEST_SLOW_RANK=$slow:x4 "${mpirun[@]}" -x FUSETRAIN_TEST_SLOW_RANK -np "$ranks" "$FT" train \
+    FUSETRAIN_TEST_SLOW_RANK=$slow:$by "${mpirun[@]}" -x FUSETRAIN_TEST_SLOW_RANK -np "$ranks" "$FT" train \
       --config "$work/run.yaml" --set "output.name=$name" > "$log" 2>&1 || { cat "$log"; fail "$name did not train"; }
     grep -q "^straggler: rank $slow ([^)]*) computed [0-9]*% above the others' median in [0-9]*% of steps; the other ranks spent [1-9][0-9]*% of their step waiting for it$" "$log" ||
       { cat "$log"; fail "$name: rank $slow was slowed and not named"; }
@@ -48,6 +50,7 @@ run() {
 
 run plain2 2
 run slow2 2 1
+run slow2ms 2 0 60
 run plain4 4
 run slow4 4 2
 
