@@ -13,7 +13,7 @@ std::string ranks_text(int n) { return cat(n, n == 1 ? " rank" : " ranks"); }
 void note_order(const Config& config, const TrainingPosition& saved, const SegmentPlan& plan,
                 std::vector<std::string>& notes) {
   const SegmentRecord& s = plan.segment;
-  if (s.start_step == 0 && saved.sample == 0) return;
+  if (saved.sample == 0) return;  // stopped at an epoch's start, so resumed there: nothing of it was drawn yet
   if (config.data.shuffle == Shuffle::local)
     notes.push_back(cat("data.shuffle local: the ranks' slices depend on the number of ranks, so the rest of epoch ",
                         s.start_epoch, " draws from the new slices in their own order (an image may recur or be "

@@ -84,6 +84,39 @@ TEST(SegmentPlan, LocalShuffleSaysTheRestOfTheEpochIsDealtAnew) {
   EXPECT_NE(plan.notes[1].find("data.shuffle local"), std::string::npos) << plan.notes[1];
 }
 
+// Stopped at an epoch's start (image 0 of its order): on another world the batch is explained, the order is not.
+TEST(SegmentPlan, ResumeAtAnEpochsStartSaysNothingOfItsOrder) {
+  auto cfg = config(16);
+  cfg.data.shuffle = Shuffle::local;
+  auto saved = saved_at_step_10();
+  saved.epoch = 3;
+  saved.step = 0;
+  saved.sample = 0;
+  const auto plan = plan_segment(cfg, world(4), &saved);
+  EXPECT_EQ(plan.segment.start_epoch, 3);
+  EXPECT_EQ(plan.segment.start_step, 0);
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_NE(plan.notes[0].find("resuming on 4 ranks"), std::string::npos) << plan.notes[0];
+}
+
+// Stopped one 32-image step into the epoch, resumed with 64-image steps: less than one new step was done, so
+// the epoch goes on from image 0 at step 0, and both notes say so.
+TEST(SegmentPlan, ResumeLessThanOneNewStepIntoTheEpochStartsItAgain) {
+  auto cfg = config(16);
+  cfg.elastic.batch = ElasticBatch::local;
+  cfg.data.shuffle = Shuffle::local;
+  auto saved = saved_at_step_10();
+  saved.step = 1;
+  saved.sample = 32;
+  const auto plan = plan_segment(cfg, world(4), &saved);
+  EXPECT_EQ(plan.segment.start_step, 0);
+  EXPECT_EQ(plan.segment.start_sample, 0);
+  ASSERT_EQ(plan.notes.size(), 3u);
+  EXPECT_NE(plan.notes[1].find("data.shuffle local"), std::string::npos) << plan.notes[1];
+  EXPECT_NE(plan.notes[2].find("goes on from image 0 of its global order (the stop was at 32;"), std::string::npos)
+      << plan.notes[2];
+}
+
 TEST(SegmentPlan, SameWorldResumesQuietly) {
   const auto saved = saved_at_step_10();
   const auto plan = plan_segment(config(16), world(2), &saved);
