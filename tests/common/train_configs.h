@@ -1,5 +1,5 @@
 // Configs the CPU training tests share: the fast CIFAR-10 recipe's settings at a size a CPU trains in seconds,
-// a simple_cnn run under fused Adam whose step the graphed step can replay, and a linear classifier.
+// and a simple_cnn run under fused Adam whose step the graphed step can replay.
 #pragma once
 
 #include <string>
@@ -48,22 +48,6 @@ inline Config graphable_adam(const std::string& data) {
   c.scheduler.warmup_epochs = 1;
   c.train.epochs = 2;
   c.train.seed = 9;
-  c.train.device = DeviceChoice::cpu;
-  return c;
-}
-
-// A linear classifier (conv_stack of one linear layer) trained with plain SGD on the CPU, one thread, seed 3;
-// the caller sets the data's batch, the rate, the precision and the epochs.
-inline Config linear_sgd(const std::string& data) {
-  Config c;
-  c.model.name = ModelName::conv_stack;
-  LayerSpec linear;
-  linear.type = LayerType::linear;
-  c.model.layers = {linear};
-  c.data.path = data;
-  c.optimizer.name = OptimizerName::sgd;
-  c.train.threads = 1;
-  c.train.seed = 3;
   c.train.device = DeviceChoice::cpu;
   return c;
 }

@@ -1,5 +1,5 @@
-// Small shards of random images and labels written for a test, and the images as the network sees them: for
-// tests that work out what training must give from the images themselves.
+// Small shards of random images and labels written for a test, the images as the network sees them, and a linear
+// classifier to train on them: for tests that work out what training must give from the images themselves.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/schema.h"
 #include "io/paths.h"
 #include "shard/shard_format.h"
 
@@ -68,6 +69,22 @@ inline at::Tensor normalised_images(const NoiseSet& set, const std::vector<std::
   const auto inv_std = at::tensor(inv).view({1, 1, 1, set.channels});
   const auto x = (all.index_select(0, rows).to(at::kFloat) * (1.0f / 255.0f) - mean) * inv_std;
   return x.permute({0, 3, 1, 2}).to(at::kDouble);
+}
+
+// A linear classifier (conv_stack of one linear layer) trained with plain SGD on the CPU, one thread, seed 3;
+// the caller sets the data's batch, the rate, the precision and the epochs.
+inline Config linear_sgd(const std::string& data) {
+  Config c;
+  c.model.name = ModelName::conv_stack;
+  LayerSpec linear;
+  linear.type = LayerType::linear;
+  c.model.layers = {linear};
+  c.data.path = data;
+  c.optimizer.name = OptimizerName::sgd;
+  c.train.threads = 1;
+  c.train.seed = 3;
+  c.train.device = DeviceChoice::cpu;
+  return c;
 }
 
 }  // namespace ft::test

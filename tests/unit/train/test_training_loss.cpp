@@ -11,7 +11,6 @@
 #include "noise_shards.h"
 #include "test_paths.h"
 #include "test_world.h"
-#include "train_configs.h"
 #include "train/trainer.h"
 
 namespace ft::training_loss_test {
