@@ -298,7 +298,10 @@ def table(args, texts: dict) -> int:
             c["not built"] += 1
             continue
         c["generated"] += s["generated"]
-        c["incomplete"] += not s["complete"]
+        # A file whose every generated mutant was tried and fewer than its quota compiled is whole, its sample short.
+        exhausted = len(s["rows"]) >= s["generated"]
+        c["incomplete"] += not s["complete"] and not exhausted
+        c["short"] += not s["complete"] and exhausted
         when.append(s["when"])
         commits.add(s["commit"])
         for r in s["rows"]:
@@ -319,7 +322,9 @@ def print_table(args, folders: dict, survivors: list, when: list, commits: set) 
     columns = ["files", "generated", "invalid", "equivalent", "duplicate", "caught", "survived", "not covered"]
     total = sum(folders.values(), collections.Counter())
     rows = sorted(folders.items()) + [("total", total)]
-    notes = lambda c: ", ".join(f"{c[k]} {k}" for k in ("not built", "incomplete", "stale", "not judged") if c[k])
+    labels = {"short": "short (every generated mutant tried)"}
+    notes = lambda c: ", ".join(f"{c[k]} {labels.get(k, k)}" for k in ("not built", "incomplete", "short", "stale",
+                                                                       "not judged") if c[k])
     if args.markdown:
         log("| folder | " + " | ".join(columns) + " | score | notes |")
         log("|---" * (len(columns) + 3) + "|")
