@@ -3,16 +3,20 @@
 // (overlapped, reproducible, the graphed step replayed on the CPU) and for the fused and per-tensor optimizers.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "checkpoint/checkpoint_files.h"
 #include "comm/backend.h"
 #include "device/device_setup.h"
 #include "device/graphed_step.h"
 #include "io/paths.h"
 #include "fashion_subset.h"
 #include "replaying_recording.h"
+#include "runtime/signals.h"
+#include "test_paths.h"
 #include "test_world.h"
 #include "train_configs.h"
 #include "train/trainer.h"
@@ -115,6 +119,26 @@ TEST(WarmUp, ReproducibleStepIsUnchanged) {
   c.distributed.reproducible = true;
   c.data.shuffle = Shuffle::global;
   expect_warm_up_leaves_no_trace(c, 2);
+}
+
+// A resumed run starts with the checkpoint's momentum, not zeros: its warm-up must put that back. Stopped after
+// its first step (SIGUSR1), the run resumes from the one checkpoint twice, without and with a warm-up.
+TEST(WarmUp, AResumedRunsMomentumIsPutBack) {
+  if (!test::have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)";
+  Config c = recipe(warm_up_data());
+  TrainerOptions options;
+  options.checkpoint_path = ft::test::temp_dir() + "/warm-up-resumed.ckpt";
+  remove_checkpoints(options.checkpoint_path);
+  install_stop_handlers();
+  std::raise(SIGUSR1);  // stop after the first optimizer step
+  EXPECT_THROW(train_warm(c, options), Interrupted);
+  clear_stop_request();
+  c.train.warmup_steps = 0;
+  const TrainOutcome without = train_warm(c, options);
+  c.train.warmup_steps = 3;
+  const TrainOutcome with = train_warm(c, options);
+  remove_checkpoints(options.checkpoint_path);
+  expect_same_run(with, without);
 }
 
 // The graphed step replayed on the CPU: 5 warm-up steps are its 3 eager ones, the capture and one replay, so
