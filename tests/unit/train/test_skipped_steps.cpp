@@ -55,8 +55,8 @@ bool same_weights(const Trained& a, const Trained& b) {
 class SkippedSteps : public ::testing::TestWithParam<OptimizerImplementation> {
  protected:
   std::string data() const {
-    return test::noise_shards(kSet, ft::test::temp_dir() + "/skipped-steps-" + std::to_string(static_cast<int>(GetParam())))
-        .dir;
+    const std::string dir = ft::test::temp_dir() + "/skipped-steps-" + std::to_string(static_cast<int>(GetParam()));
+    return test::noise_shards(kSet, dir).dir;
   }
 };
 
