@@ -56,10 +56,42 @@ PY
   fail "another script was taken for airbench94_muon.py"
 grep -q "no CifarNet" "$work/other.log" || fail "no named refusal: $(cat "$work/other.log")"
 
+# The recorder under the script's own names and order (a stand-in for its module): its warm-up run prints epoch
+# lines too, which the start of the first seed forgets; the running total is time_seconds, the steps step; the
+# evaluations between epochs lie outside the script's timer and the last one (with TTA) inside it.
+"$FUSETRAIN_PYTHON" - "$FUSETRAIN_SOURCE/tools/bench" <<'PY' || fail "the recorder's figures under the script's names"
+import sys, time, types
+sys.path.insert(0, sys.argv[1])
+import airbench94
+module = types.SimpleNamespace(print_training_details=lambda variables, final: None,
+                               evaluate=lambda model, loader, tta_level=0: time.sleep(0.05 * (1 + tta_level)) or 0.5)
+recorder = airbench94.RunRecorder(module, name="airbench94_muon", time_key="time_seconds", steps_key="step")
+def run(totals, final_total, accuracy, steps):
+    for epoch, total in enumerate(totals):
+        module.evaluate(None, None, tta_level=0)
+        module.print_training_details({"epoch": epoch, "time_seconds": total, "step": 25 * (epoch + 1)}, False)
+    module.evaluate(None, None, tta_level=2)
+    module.print_training_details({"epoch": "eval", "time_seconds": final_total, "tta_val_acc": accuracy,
+                                   "step": steps}, True)
+run([0.9, 1.8, 2.7], 3.0, 0.1, 75)  # the warm-up run, on random labels
+recorder.start()
+run([1.0, 1.25, 1.75], 2.0, 0.9401, 200)
+line = recorder.figures(3)
+assert line.startswith("airbench94_muon seed=3 "), line
+fields = dict(item.split("=") for item in line.split()[1:])
+assert fields["test_acc"] == "0.9401" and fields["steps"] == "200" and fields["airbench_s"] == "2.000", fields
+assert fields["epochs_s"] == "1.0000,0.2500,0.5000", fields["epochs_s"]  # the warm-up's epochs forgotten
+assert abs(float(fields["train_s"]) - (2.0 - 0.15)) < 0.03, fields
+assert abs(float(fields["eval_between_s"]) - 0.1) < 0.03, fields
+assert float(fields["cold_s"]) > 0, fields
+print("recorder: ok,", line)
+PY
+
 # No GPU here: training stops with the reason, exit non-zero.
 if CUDA_VISIBLE_DEVICES='' "$FUSETRAIN_PYTHON" "$harness" --data "$work/data" --work "$work/run" --seeds 1 \
      --script "$work/stand_in.py" > "$work/no_gpu.log" 2>&1; then
   fail "airbench94_muon.py ran without a CUDA device"
 fi
 grep -q 'trains on a CUDA device only' "$work/no_gpu.log" || fail "no reason given: $(cat "$work/no_gpu.log")"
-echo "PASS: the harness writes the script's data files, loads a script without its __main__, and refuses no script or no GPU"
+echo "PASS: the harness writes the script's data files, loads a script without its __main__, records its runs' figures"\
+  "under its own names, and refuses no script or no GPU"

@@ -115,7 +115,10 @@ class RunRecorder:
     ended (airbench evaluates right after an epoch's last step and its synchronisation), by wrapping two
     functions of airbench.utils; the training code itself is untouched."""
 
-    def __init__(self, utils):
+    def __init__(self, utils, name="airbench94", time_key="total_time_seconds", steps_key="current_steps"):
+        # the names the script's print_training_details gets its figures under (airbench94_muon.py: its
+        # running total is time_seconds, its step counter step)
+        self.name, self.time_key, self.steps_key = name, time_key, steps_key
         self.start()
         printer, evaluate = utils.print_training_details, utils.evaluate
 
@@ -123,7 +126,7 @@ class RunRecorder:
             if is_final_entry:
                 self.final = dict(variables)
             elif variables.get("epoch") is not None:  # an epoch's line (the warm-up's has none)
-                self.epoch_totals.append(float(variables["total_time_seconds"]))
+                self.epoch_totals.append(float(variables[self.time_key]))
             return printer(variables, is_final_entry)
 
         def timed_evaluate(model, loader, tta_level=0):
@@ -141,15 +144,19 @@ class RunRecorder:
         self.final, self.last_eval_s, self.epoch_end_age = None, 0.0, None
         self.epoch_totals, self.between_s = [], []
 
+    def total_s(self) -> float:
+        """The last run's own total seconds (its final line's running total)."""
+        return float(self.final[self.time_key])
+
     def figures(self, seed: int) -> str:
         """The seed's line: accuracy, times, steps and each epoch's seconds."""
-        total = float(self.final["total_time_seconds"])
+        total = self.total_s()
         epochs = [b - a for a, b in zip([0.0] + self.epoch_totals, self.epoch_totals)]
         # the last epoch's evaluation came after that epoch's end: only the earlier ones lie inside cold_s
         between = sum(self.between_s[:-1])
-        return (f"airbench94 seed={seed} test_acc={float(self.final['tta_val_acc']):.4f} "
+        return (f"{self.name} seed={seed} test_acc={float(self.final['tta_val_acc']):.4f} "
                 f"train_s={total - self.last_eval_s:.3f} airbench_s={total:.3f} cold_s={self.epoch_end_age:.3f} "
-                f"eval_between_s={between:.3f} steps={int(self.final['current_steps'])} "
+                f"eval_between_s={between:.3f} steps={int(self.final[self.steps_key])} "
                 f"epochs_s={','.join(f'{e:.4f}' for e in epochs)}")
 
 
@@ -193,7 +200,7 @@ def main() -> None:
         recorder.start()
         with contextlib.redirect_stdout(sys.stderr):  # airbench's own table, kept in the log
             airbench.train94(run=k)
-        total = float(recorder.final["total_time_seconds"])
+        total = recorder.total_s()
         results.append((seed, float(recorder.final["tta_val_acc"]), total - recorder.last_eval_s, total))
         print(recorder.figures(seed), flush=True)
     accs, times = [r[1] for r in results], [r[2] for r in results]

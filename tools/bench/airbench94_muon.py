@@ -14,8 +14,11 @@ cifar10/test.pt from its working folder, which are written here from fusetrain-p
 test-*-of-*.h5) into --work, where the script then runs.
 
 Times: airbench_s is the script's own time_seconds (the whitening fit, the training epochs and the final
-test-time-augmented evaluation, CUDA events); train_s leaves that last evaluation out. Per seed one line
-    airbench94_muon seed=S test_acc=A train_s=T airbench_s=X
+test-time-augmented evaluation, CUDA events); train_s leaves that last evaluation out. cold_s is this process's
+start to the end of the seed's last epoch (the compilation and the warm-up run in it: the first seed's is the
+cold figure; the seeds share one process, as the script's own runs do, since each process compiles anew). Per
+seed one line, as airbench94.py's:
+    airbench94_muon seed=S test_acc=A train_s=T airbench_s=X cold_s=C eval_between_s=E steps=N epochs_s=...
 then `airbench94_muon_summary seeds=N test_acc_mean=... train_s_mean=... device_name=...`.
 --prepare-only writes the data files and stops (no GPU needed).
 """
@@ -80,7 +83,7 @@ def main() -> None:
     provide_torchvision_normalize()
     os.chdir(args.work)  # the script opens cifar10/*.pt relative to the working folder
     muon = load_script(script)
-    recorder = RunRecorder(muon)
+    recorder = RunRecorder(muon, name="airbench94_muon", time_key="time_seconds", steps_key="step")
     model = muon.CifarNet().cuda().to(memory_format=torch.channels_last)
     if args.compile != "none":
         model.compile(mode=args.compile)
@@ -91,12 +94,12 @@ def main() -> None:
     for k in range(args.seeds):
         seed = args.seed + k
         torch.manual_seed(seed)
+        recorder.start()
         with contextlib.redirect_stdout(sys.stderr):
             accuracy = float(muon.main(k, model))
-        total = float(recorder.final["time_seconds"])
+        total = recorder.total_s()
         results.append((seed, accuracy, total - recorder.last_eval_s, total))
-        print(f"airbench94_muon seed={seed} test_acc={accuracy:.4f} train_s={results[-1][2]:.3f} "
-              f"airbench_s={total:.3f}", flush=True)
+        print(recorder.figures(seed), flush=True)
     accs, times = [r[1] for r in results], [r[2] for r in results]
     print(f"airbench94_muon_summary seeds={len(results)} test_acc_mean={statistics.fmean(accs):.4f} "
           f"test_acc_min={min(accs):.4f} test_acc_max={max(accs):.4f} train_s_mean={statistics.fmean(times):.3f} "
