@@ -3,7 +3,8 @@
 # steps, train.max_steps cutting the second epoch short) seed by seed and the PyTorch recipe
 # (fast_cifar_pytorch.py) on Fashion-MNIST; both must learn, and the table must give each side's accuracy,
 # training and cold seconds and steps, the latter as the results files hold them; the GPU-only sides asked for
-# here (CUDA graphs, airbench94) fail, are named, and leave the table whole.
+# here (CUDA graphs, airbench94, airbench94_muon) fail, are named, and leave the table whole; the table from given
+# rows puts the Muon reference beside fusetrain with the ratios worked out in the test.
 set -euo pipefail
 : "${FUSETRAIN_BIN_DIR:?}" "${FUSETRAIN_SOURCE:?}" "${FUSETRAIN_TMP:?}" "${FUSETRAIN_PYTHON:?}"
 src=/usr/share/datasets/fashion-mnist
@@ -22,6 +23,7 @@ FUSETRAIN_BIN=$FUSETRAIN_BIN_DIR PYTHON=$FUSETRAIN_PYTHON OUT=$work/out RANKS=2 
   SET="train.device=cpu precision.dtype=fp32 distributed.backend=mpi model.width=16 train.epochs=2
        data.batch_size=64 data.test_batch_size=250 data.limit_test=1000 train.threads=1" \
   PY_ARGS="--device cpu --width 16 --epochs 2 --batch-size 128 --limit-test 1000" GRAPHS=1 AIRBENCH=installed \
+  MUON_SCRIPT="$FUSETRAIN_SOURCE/tools/bench/airbench94_muon.py" \
   bash "$FUSETRAIN_SOURCE/tools/bench/fast_cifar.sh" "$work/data" 1 | tee "$work/table.md"
 
 grep -qE '^fast_cifar seed=0 test_acc=[0-9.]+ train_s=[0-9.]+ epochs=2 batch=128 device=cpu precision=fp32 ' \
@@ -51,5 +53,25 @@ grep -qE '^\| PyTorch \| 1 \| .* \| - \| - \|$' "$work/table.md" || fail "the Py
 grep -qE '^time ratio fusetrain / PyTorch \(means\): [0-9.]+$' "$work/table.md" || fail "no time ratio"
 grep -q '^fast_cifar.sh: no CUDA graphs row (the runs failed' "$work/table.md" || fail "the failed graphs runs were not named"
 grep -q '^fast_cifar.sh: no airbench94 row' "$work/table.md" || fail "the failed airbench94 run was not named"
-if grep -Eq '^\| (fusetrain, CUDA graphs|airbench94) \|' "$work/table.md"; then fail "a row for a run that failed"; fi
+grep -q '^fast_cifar.sh: no airbench94_muon row' "$work/table.md" || fail "the failed airbench94_muon run was not named"
+if grep -Eq '^\| (fusetrain, CUDA graphs|airbench94|airbench94_muon) \|' "$work/table.md"; then
+  fail "a row for a run that failed"
+fi
+
+# The table from rows a GPU would give (two seeds each): the Muon reference's row and the ratios against it,
+# worked out here: fusetrain 2.0 and 2.2 s (mean 2.1), airbench94_muon 2.8 and 3.2 s (3.0): 0.700; cold 6 and 8 s
+# against 12 and 16 s: 0.500. A side one seed short is left out, named.
+rows=$work/summary_rows
+mkdir -p "$rows"
+printf '0 0.9401 2.0 6.0 200\n1 0.9405 2.2 8.0 200\n' > "$rows/fusetrain.rows"
+printf '0 0.9398 2.8 12.0 200\n1 0.9410 3.2 16.0 200\n' > "$rows/airbench94_muon.rows"
+printf '0 0.94 1.9 9.0 476\n' > "$rows/airbench94.rows"
+bash "$FUSETRAIN_SOURCE/tools/bench/fast_cifar_summary.sh" "$rows" 2 muon > "$work/muon_table.md"
+grep -qF '| airbench94_muon | 2 | 0.9404 ± 0.0008 (0.9398-0.9410) | 3.000 ± 0.283 (2.800-3.200) | 14.00 ± 2.83 (12.00-16.00) | 200 |' \
+  "$work/muon_table.md" || fail "the airbench94_muon row: $(cat "$work/muon_table.md")"
+grep -qx 'time ratio fusetrain / airbench94_muon, train s (means): 0.700' "$work/muon_table.md" || fail "train s ratio"
+grep -qx 'time ratio fusetrain / airbench94_muon, cold s (means): 0.500' "$work/muon_table.md" || fail "cold s ratio"
+grep -q '^fast_cifar_summary.sh: no airbench94 row (results incomplete)' "$work/muon_table.md" ||
+  fail "the short airbench94 side was not named"
+if grep -q 'airbench94,' "$work/muon_table.md"; then fail "a ratio against the incomplete airbench94 side"; fi
 echo "PASS: both recipes learn; the table holds the results files' clocks and steps; $(grep '^time ratio' "$work/table.md")"

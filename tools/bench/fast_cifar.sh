@@ -20,6 +20,12 @@
 #                  (airbench94.py, CUDA only) on the same shards and seeds, its row and time ratios
 #   GRAPHS         non-empty: also run fusetrain with train.cuda_graphs (GPU only), its own row and ratios
 #                  (either optional side that fails is named and left out; the rest of the table stands)
+#   CONFIG         fusetrain's recipe [configs/fast/cifar10.yaml]; configs/fast/cifar10_muon.yaml with MUON_SCRIPT
+#   MUON_SCRIPT    the public airbench94_muon.py: also run it (airbench94_muon.py, CUDA only) on the same shards,
+#                  after fusetrain's seeds, all seeds in one process after its warm-up run, as the script runs its
+#                  own (each process compiles the model anew, for minutes); MUON_COMPILE its compile mode
+#                  [max-autotune, the script's]. Its own steps, 200 (8 epochs of 25 at batch 2000), are the
+#                  Muon recipe's 8 epochs: no train.max_steps is set for it
 # The clocks, the same boundary on every side: train s = the training epochs after the warm-up (fusetrain: the
 # sum of its epoch clocks, /summary/train_steps_s; airbench94: its own CUDA-event total without the final
 # evaluation, the whitening fit in it; PyTorch: CUDA events around its training loop); cold s = the process's
@@ -41,6 +47,9 @@ mkdir -p "$out"
 rm -f "$out"/*.rows "$out"/*.epochs
 
 sets=(--set "data.path=$data" --set "output.dir=$out" --set "train.warmup_steps=${WARMUP:-5}")
+config=${CONFIG:-$root/configs/fast/cifar10.yaml}
+[ -f "$config" ] || { echo "fast_cifar.sh: CONFIG $config does not exist" >&2; exit 2; }
+[ -z "${MUON_SCRIPT:-}" ] || [ -f "$MUON_SCRIPT" ] || { echo "fast_cifar.sh: MUON_SCRIPT $MUON_SCRIPT does not exist" >&2; exit 2; }
 steps=${STEPS:-}
 [ -n "$steps" ] || [ -z "${AIRBENCH:-}" ] || steps=476  # airbench94: ceil(9.9 epochs x 48 steps)
 [ -z "$steps" ] || sets+=(--set "train.max_steps=$steps")
@@ -58,7 +67,7 @@ fusetrain_seed() {
   shift 2
   name=$tag-r$ranks-s$s h5=$out/$tag-r$ranks-s$s.h5
   rm -f "$h5"
-  "${launch[@]}" "$bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" "${sets[@]}" "$@" \
+  "${launch[@]}" "$bin/fusetrain" train --config "$config" "${sets[@]}" "$@" \
     --set "train.seed=$s" --set "output.name=$name" > "$out/$name.log" 2>&1 ||
     { echo "fast_cifar.sh: fusetrain ($tag) seed $s failed; see $out/$name.log" >&2; tail -n 5 "$out/$name.log" >&2; return 1; }
   echo "$s $("$bin/fusetrain" inspect "$h5" /summary/final_test_acc /summary/train_steps_s /summary/cold_s \
@@ -80,6 +89,17 @@ airbench94_seed() {
   cat "$out/airbench94.rows.tmp" >> "$out/airbench94.rows" && cat "$out/airbench94.epochs.tmp" >> "$out/airbench94.epochs"
 }
 
+# airbench94_muon_seeds: the public airbench94_muon.py, every seed in one process; rows as airbench94's.
+airbench94_muon_seeds() {
+  "$python" "$here/airbench94_muon.py" --data "$data" --seed 0 --seeds "$seeds" --script "$MUON_SCRIPT" \
+    --compile "${MUON_COMPILE:-max-autotune}" --work "$out/airbench94_muon" > "$out/airbench94_muon.log" \
+    2> "$out/airbench94_muon.err" || return 1
+  sed -nE 's/^airbench94_muon (seed=.*)/\1/p' "$out/airbench94_muon.log" |
+    awk '{ for (i = 1; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
+           print f["seed"], f["test_acc"], f["train_s"], f["cold_s"], f["steps"] > rows
+           print f["seed"], f["epochs_s"] > epochs }' rows="$out/airbench94_muon.rows" epochs="$out/airbench94_muon.epochs"
+}
+
 # The optional sides never cost the table: the first failure is named and that side is left out.
 drop() {
   echo "fast_cifar.sh: $1"
@@ -98,6 +118,10 @@ for ((s = 0; s < seeds; ++s)); do
     AIRBENCH=
   fi
 done
+if [ -n "${MUON_SCRIPT:-}" ] && ! airbench94_muon_seeds; then
+  drop "no airbench94_muon row (it failed; see $out/airbench94_muon.err):" airbench94_muon
+  tail -n 5 "$out/airbench94_muon.err"
+fi
 
 if [ "${PYTORCH:-yes}" != no ]; then
   # shellcheck disable=SC2086  # PY_ARGS is an argument list
@@ -109,6 +133,6 @@ if [ "${PYTORCH:-yes}" != no ]; then
 fi
 
 device=$("$bin/fusetrain" inspect "$out/fusetrain-r$ranks-s0.h5" /ranks/device | head -n 1)
-bash "$here/fast_cifar_summary.sh" "$out" "$seeds" "fast CIFAR-10 recipe, seeds 0-$((seeds - 1)) interleaved, data $data, \
+bash "$here/fast_cifar_summary.sh" "$out" "$seeds" "fast CIFAR-10 recipe $(basename "$config"), seeds 0-$((seeds - 1)) interleaved, data $data, \
 device $device, fusetrain on $ranks rank(s) after ${WARMUP:-5} warm-up steps, train.max_steps ${steps:-unset}" |
   tee "$out/summary.md"

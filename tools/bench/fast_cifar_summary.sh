@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The table of tools/bench/fast_cifar.sh from its per-seed rows: for each side (fusetrain, fusetrain with CUDA
-# graphs, airbench94, the PyTorch recipe) the seeds, test accuracy, training seconds after the warm-up and cold
-# process seconds as mean ± sample standard deviation (min-max), the optimizer steps, the time ratios and
-# each side's mean seconds per epoch.
+# graphs, airbench94, airbench94_muon, the PyTorch recipe) the seeds, test accuracy, training seconds after the
+# warm-up and cold process seconds as mean ± sample standard deviation (min-max), the optimizer steps, the time
+# ratios and each side's mean seconds per epoch.
 #
 # usage: tools/bench/fast_cifar_summary.sh OUT SEEDS TITLE
 #   OUT/<side>.rows: one line per seed, "seed accuracy train_s cold_s steps" ("-" where a side has no figure);
@@ -12,9 +12,9 @@ set -euo pipefail
 out=${1:?usage: fast_cifar_summary.sh OUT SEEDS TITLE}
 seeds=${2:?usage: fast_cifar_summary.sh OUT SEEDS TITLE}
 title=${3:-fast CIFAR-10 recipe}
-sides=(fusetrain fusetrain-graphs airbench94 pytorch)
+sides=(fusetrain fusetrain-graphs airbench94 airbench94_muon pytorch)
 declare -A label=([fusetrain]=fusetrain [fusetrain-graphs]="fusetrain, CUDA graphs" [airbench94]=airbench94
-                  [pytorch]=PyTorch)
+                  [airbench94_muon]=airbench94_muon [pytorch]=PyTorch)
 
 # cell FILE COLUMN DIGITS: "mean ± sd (min-max)" of a column, "-" when it holds no numbers.
 cell() {
@@ -60,8 +60,10 @@ for side in "${present[@]}"; do
 done
 for side in fusetrain fusetrain-graphs; do
   [ -n "${train[$side]:-}" ] || continue
-  ratio "${label[$side]} / airbench94, train s" "${train[$side]}" "${train[airbench94]:-}"
-  ratio "${label[$side]} / airbench94, cold s" "${cold[$side]}" "${cold[airbench94]:-}"
+  for reference in airbench94 airbench94_muon; do
+    ratio "${label[$side]} / $reference, train s" "${train[$side]}" "${train[$reference]:-}"
+    ratio "${label[$side]} / $reference, cold s" "${cold[$side]}" "${cold[$reference]:-}"
+  done
   ratio "${label[$side]} / PyTorch" "${train[$side]}" "${train[pytorch]:-}"
 done
 echo

@@ -32,7 +32,8 @@
 #                  [the budget]
 #   ROWS           the speed rows of the speed stage [the tier's]; fast_vs_airbench (in no tier): the fast
 #                  recipe eager and graphed against airbench94, SEEDS (at least 5) seeds interleaved, each a
-#                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on)
+#                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on);
+#                  muon_vs_airbench (in no tier): the Muon recipe eager and graphed against airbench94_muon.py
 #   SEEDS=3        tier 2: the fast recipe's seeds 1 .. SEEDS-1 (tier 1 runs seed 0)
 #   FUSETRAIN_CIFAR10_JPG=FILE  the CIFAR-10 JPEG archive of the fast recipe [BUNDLE_DIR/cifar10-jpg.tar.xz]
 #   DEVICE_CHECK_DEPS=DIR       where the bundle's .deb files are unpacked [/tmp/fusetrain-deps]
@@ -187,7 +188,7 @@ cut_off() {
 
 row_limit() {
   case $1 in
-    fast_vs_airbench) echo 480 ;;
+    fast_vs_airbench|muon_vs_airbench) echo 480 ;;
     step_*) echo 90 ;;
     fast_*_s0|airbench94_s0) echo 120 ;;
     resnet_pytorch_compiled|airbench94_muon_s0) echo 240 ;;
@@ -273,6 +274,19 @@ row_fast_vs_airbench() {
   echo "figure: data $(cat "$fast/data/.source" 2> /dev/null || echo "cifar10-jpg (JPEG quality 75)")"
   OUT=$fast/vs FUSETRAIN_BIN="$(build_dir)/bin" PYTHON="${FUSETRAIN_PYTHON:-python3}" AIRBENCH=$airbench GRAPHS=1 \
     PYTORCH=no bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" | figures '^(\| [^|-]|time ratio|fast_cifar)'
+}
+
+# The Muon recipe (configs/fast/cifar10_muon.yaml) eager and graphed against the public airbench94_muon.py (carried in
+# the bundle, AIRBENCH_REPO), SEEDS seeds on the same shards: fusetrain's each a fresh process after its warm-up,
+# the script's all in one process after its warm-up run, as it runs its own (it compiles for minutes).
+row_muon_vs_airbench() {
+  ensure_fast_data || return 1
+  [ -f "$BUNDLE/airbench/airbench94_muon.py" ] ||
+    { echo "no airbench94_muon.py in the bundle (bundle.sh carries it from AIRBENCH_REPO)"; return 1; }
+  echo "figure: data $(cat "$fast/data/.source" 2> /dev/null || echo "cifar10-jpg (JPEG quality 75)")"
+  OUT=$fast/vs_muon FUSETRAIN_BIN="$(build_dir)/bin" PYTHON="${FUSETRAIN_PYTHON:-python3}" GRAPHS=1 PYTORCH=no \
+    CONFIG=$root/configs/fast/cifar10_muon.yaml MUON_SCRIPT=$BUNDLE/airbench/airbench94_muon.py \
+    bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" | figures '^(\| [^|-]|time ratio|fast_cifar)'
 }
 
 # ResNet-18 bf16 channels_last batch 512 in eager (--no-compile) or compiled (--compile) PyTorch.
