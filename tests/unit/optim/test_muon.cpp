@@ -165,10 +165,11 @@ Reference reference_of(const OptimizerConfig& c) {
   return ref;
 }
 
+// The step's gradients, in double on the CPU whatever device the model is on (the reference steps there).
 std::map<std::string, at::Tensor> gradients(const Model& m, int step) {
   at::manual_seed(100 + step);
   std::map<std::string, at::Tensor> grads;
-  for (const auto& [name, t] : m.named) grads[name] = at::randn_like(t) * 0.1;
+  for (const auto& [name, t] : m.named) grads[name] = at::randn(t.sizes(), at::kDouble) * 0.1;
   return grads;
 }
 
