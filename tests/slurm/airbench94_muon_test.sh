@@ -84,6 +84,8 @@ assert fields["epochs_s"] == "1.0000,0.2500,0.5000", fields["epochs_s"]  # the w
 assert abs(float(fields["train_s"]) - (2.0 - 0.15)) < 0.03, fields
 assert abs(float(fields["eval_between_s"]) - 0.1) < 0.03, fields
 assert float(fields["cold_s"]) > 0, fields
+later = dict(item.split("=") for item in recorder.figures(4, cold=False).split()[1:])
+assert later["cold_s"] == "-" and later["train_s"] == fields["train_s"], later  # a later seed of the process
 print("recorder: ok,", line)
 PY
 

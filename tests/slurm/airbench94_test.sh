@@ -82,6 +82,31 @@ assert float(fields["cold_s"]) > 0, fields
 print("recorder: ok,", recorder.figures(7))
 PY
 
+# The profile of steps 21-33 (20 waited, 3 warm-up, 10 recorded), counted by the optimizer's step hook, on a
+# stand-in loop of 40 SGD steps on the CPU: exactly the 10 recorded steps' markers in the trace, numbered from 23,
+# the hook gone afterwards, and trace_summary.py reads the trace.
+"$FUSETRAIN_PYTHON" - "$FUSETRAIN_SOURCE/tools/bench" "$work/profile.json" <<'PY' || fail "the profile of airbench's steps"
+import json, pathlib, sys, torch
+import torch.optim.optimizer as optimizer_hooks
+sys.path.insert(0, sys.argv[1])
+import airbench94
+w = torch.nn.Parameter(torch.ones(4))
+optimizer = torch.optim.SGD([w], lr=0.1)
+def work():
+    for _ in range(40):
+        (w * w).sum().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return "done"
+assert airbench94.profiled(pathlib.Path(sys.argv[2]), work) == "done"
+events = json.load(open(sys.argv[2]))["traceEvents"]
+marks = sorted(int(e["name"].split("#")[1]) for e in events if str(e.get("name", "")).startswith("ProfilerStep#"))
+assert marks == list(range(23, 33)), marks
+assert not optimizer_hooks._global_optimizer_post_hooks, "the step hook was left behind"
+PY
+"$FUSETRAIN_PYTHON" "$FUSETRAIN_SOURCE/tools/bench/trace_summary.py" "$work/profile.json" --steps 10 --label stand_in |
+  grep -q '^trace_summary label=stand_in steps=10 ' || fail "trace_summary.py does not read the profile"
+
 # A shard set that is not CIFAR-10 is refused, naming the folder.
 mkdir -p "$work/gray"
 "$FUSETRAIN_BIN_DIR/fusetrain-prep" --format folder --input "$work/cifar10-jpg" --output "$work/gray" --name gray \

@@ -1,6 +1,7 @@
 # The public airbench94 (the `airbench` package, unchanged) on the project's CIFAR-10 shards, so that the
 # fast recipe is compared with the reference itself, on the same card and data, in the same call.
 """Usage: python tools/bench/airbench94.py --data DIR [--airbench DIR] [--seeds N] [--seed S] [--work DIR]
+                                         [--profile TRACE]
 
 Runs airbench's own warmup94() (one untimed step of train94 in this process: cuDNN's autotuning, kernel
 loading, the allocator), then train94() once per seed (Keller Jordan's airbench, PyPI package `airbench`
@@ -20,9 +21,9 @@ final test-time-augmented evaluation, CUDA events); train_s leaves that last eva
 fusetrain's epoch clocks and fast_cifar_pytorch.py's train_s do; epochs_s is each epoch's share of it (the
 first with the whitening fit). cold_s is the cold clock: this process's start (the kernel's record, as
 fusetrain's cold_s) to the end of the seed's last epoch, with Python's start, the imports, the data load,
-the warm-up and the evaluations airbench runs between epochs (eval_between_s of them) in it: the first seed
-of a process is a cold process's figure. steps is airbench's own count of optimizer steps (train94's
-ceil(9.9 epochs x 48) = 476 at batch 1024). Per seed one line
+the warm-up and the evaluations airbench runs between epochs (eval_between_s of them) in it: only the first
+seed of a process is a cold process's figure, the later ones' cold_s is "-". steps is airbench's own count
+of optimizer steps (train94's ceil(9.9 epochs x 48) = 476 at batch 1024). Per seed one line
     airbench94 seed=S test_acc=A train_s=T airbench_s=X cold_s=C eval_between_s=E steps=N epochs_s=E1,E2,...
 then `airbench94_summary seeds=N test_acc_mean=... train_s_mean=... device_name=...`.
 --prepare-only writes the two files and stops (no GPU needed).
@@ -40,6 +41,7 @@ import time
 import types
 
 import torch
+import torch.optim.optimizer as optimizer_hooks
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from process_clock import seconds_since_process_start  # noqa: E402
@@ -148,16 +150,34 @@ class RunRecorder:
         """The last run's own total seconds (its final line's running total)."""
         return float(self.final[self.time_key])
 
-    def figures(self, seed: int) -> str:
-        """The seed's line: accuracy, times, steps and each epoch's seconds."""
+    def figures(self, seed: int, cold: bool = True) -> str:
+        """The seed's line: accuracy, times, steps and each epoch's seconds; cold_s "-" where the run is not a
+        cold process's (cold False: a later run of a process that ran seeds before it)."""
         total = self.total_s()
         epochs = [b - a for a, b in zip([0.0] + self.epoch_totals, self.epoch_totals)]
         # the last epoch's evaluation came after that epoch's end: only the earlier ones lie inside cold_s
         between = sum(self.between_s[:-1])
+        cold_s = f"{self.epoch_end_age:.3f}" if cold else "-"
         return (f"{self.name} seed={seed} test_acc={float(self.final['tta_val_acc']):.4f} "
-                f"train_s={total - self.last_eval_s:.3f} airbench_s={total:.3f} cold_s={self.epoch_end_age:.3f} "
+                f"train_s={total - self.last_eval_s:.3f} airbench_s={total:.3f} cold_s={cold_s} "
                 f"eval_between_s={between:.3f} steps={int(self.final[self.steps_key])} "
                 f"epochs_s={','.join(f'{e:.4f}' for e in epochs)}")
+
+
+def profiled(trace: pathlib.Path, work, wait: int = 20, warmup: int = 3, active: int = 10):
+    """work() with its optimizer steps wait+1 .. wait+warmup+active under the profiler (the steps of fusetrain's
+    profile row: profile.wait, .warmup, .active), the active ones written to trace as a Chrome trace for
+    trace_summary.py. Steps are counted by a hook after every optimizer step, so the training code is untouched."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    profiler = profile(activities=activities, schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),
+                       on_trace_ready=lambda p: p.export_chrome_trace(str(trace)))
+    hook = optimizer_hooks.register_optimizer_step_post_hook(lambda *_: profiler.step())
+    try:
+        with profiler:
+            return work()
+    finally:
+        hook.remove()
 
 
 def parse_args() -> argparse.Namespace:
@@ -169,6 +189,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--prepare-only", action="store_true", help="write airbench's data files and stop")
+    parser.add_argument("--profile", type=pathlib.Path, metavar="TRACE",
+                        help="the first seed's steps 24-33 under the profiler, as a Chrome trace (its times then "
+                             "hold the profiler's cost: leave it out of timed comparisons)")
     args = parser.parse_args()
     if not args.data.is_dir():
         parser.error(f"--data {args.data}: not a folder")
@@ -199,10 +222,13 @@ def main() -> None:
         torch.manual_seed(seed)
         recorder.start()
         with contextlib.redirect_stdout(sys.stderr):  # airbench's own table, kept in the log
-            airbench.train94(run=k)
+            if args.profile and k == 0:
+                profiled(args.profile, lambda: airbench.train94(run=k))
+            else:
+                airbench.train94(run=k)
         total = recorder.total_s()
         results.append((seed, float(recorder.final["tta_val_acc"]), total - recorder.last_eval_s, total))
-        print(recorder.figures(seed), flush=True)
+        print(recorder.figures(seed, cold=k == 0), flush=True)
     accs, times = [r[1] for r in results], [r[2] for r in results]
     print(f"airbench94_summary seeds={len(results)} test_acc_mean={statistics.fmean(accs):.4f} "
           f"test_acc_min={min(accs):.4f} test_acc_max={max(accs):.4f} train_s_mean={statistics.fmean(times):.3f} "

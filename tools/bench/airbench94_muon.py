@@ -15,9 +15,9 @@ test-*-of-*.h5) into --work, where the script then runs.
 
 Times: airbench_s is the script's own time_seconds (the whitening fit, the training epochs and the final
 test-time-augmented evaluation, CUDA events); train_s leaves that last evaluation out. cold_s is this process's
-start to the end of the seed's last epoch (the compilation and the warm-up run in it: the first seed's is the
-cold figure; the seeds share one process, as the script's own runs do, since each process compiles anew). Per
-seed one line, as airbench94.py's:
+start to the end of the first seed's last epoch (the compilation and the warm-up run in it; "-" for the later
+seeds, which share the process as the script's own runs do, since each process compiles anew). Per seed one
+line, as airbench94.py's:
     airbench94_muon seed=S test_acc=A train_s=T airbench_s=X cold_s=C eval_between_s=E steps=N epochs_s=...
 then `airbench94_muon_summary seeds=N test_acc_mean=... train_s_mean=... device_name=...`.
 --prepare-only writes the data files and stops (no GPU needed).
@@ -99,7 +99,7 @@ def main() -> None:
             accuracy = float(muon.main(k, model))
         total = recorder.total_s()
         results.append((seed, accuracy, total - recorder.last_eval_s, total))
-        print(recorder.figures(seed), flush=True)
+        print(recorder.figures(seed, cold=k == 0), flush=True)
     accs, times = [r[1] for r in results], [r[2] for r in results]
     print(f"airbench94_muon_summary seeds={len(results)} test_acc_mean={statistics.fmean(accs):.4f} "
           f"test_acc_min={min(accs):.4f} test_acc_max={max(accs):.4f} train_s_mean={statistics.fmean(times):.3f} "

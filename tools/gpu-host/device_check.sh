@@ -52,7 +52,7 @@ TIER1_CASES="gpu.cuda_graphs gpu.cuda_graphs_schedule gpu.no_host_sync gpu.stop_
 gpu.train_bf16 gpu.train_fp16"
 TIER1_ROWS="step_eager step_graphs fast_eager_s0 fast_graphs_s0 airbench94_s0"
 TIER2_ROWS="resnet_pytorch_eager fast_seeds airbench94_seeds fast_pytorch profile_eager profile_graphs
-resnet_pytorch_compiled fast_pytorch_compiled fast_muon_s0 fast_muon_graphs_s0 airbench94_muon_s0"
+profile_airbench94 resnet_pytorch_compiled fast_pytorch_compiled fast_muon_s0 fast_muon_graphs_s0 airbench94_muon_s0"
 # The cases that need several GPUs, run by the hosts tier with each rank an NCCL host of its own on GPU 0.
 NCCL_HOSTS_CASES="gpu.nccl_equivalence gpu.sync_powersgd_nccl gpu.cuda_graphs_nccl gpu.no_host_sync_nccl
 gpu.nccl_replicas gpu.nccl_rank_killed gpu.nccl_rank_held gpu.nccl_resize"
@@ -228,11 +228,11 @@ row_fast_seeds() {
   return "$status"
 }
 
-# airbench94 SEED COUNT: the public airbench94 (carried in the bundle) on the same shards.
+# airbench94 SEED COUNT [ARG...]: the public airbench94 (carried in the bundle) on the same shards.
 airbench94() {
-  local args=()
+  local args=("${@:3}")
   ensure_fast_data || return 1
-  [ ! -d "$BUNDLE/airbench/airbench" ] || args=(--airbench "$BUNDLE/airbench")
+  [ ! -d "$BUNDLE/airbench/airbench" ] || args+=(--airbench "$BUNDLE/airbench")
   "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/airbench94.py" --data "$fast/data" --seed "$1" --seeds "$2" \
     --work "$fast/airbench94" "${args[@]}" | figures '^airbench94'
 }
@@ -313,6 +313,13 @@ profile_fast() {
 }
 row_profile_eager() { profile_fast eager false; }
 row_profile_graphs() { profile_fast graphs true; }
+# The same steps of airbench94's first epoch (24-33) under the profiler, for the top-kernels table beside fusetrain's.
+row_profile_airbench94() {
+  mkdir -p "$fast/profile"
+  airbench94 0 1 --profile "$fast/profile/airbench94.json" || return 1
+  "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/trace_summary.py" "$fast/profile/airbench94.json" --steps 10 \
+    --label airbench94 | figures '^trace_summary'
+}
 
 # The fast recipe's shards from the CIFAR-10 JPEG archive, made once per call (several rows share them).
 ensure_fast_data() {
