@@ -42,13 +42,12 @@ struct Choices<ConvReluKernel> {
 };
 
 // model.pool_norm_gelu: fast_cifar's max-pool -> BatchNorm -> GELU (and BatchNorm -> GELU) as ATen's three
-// operations or as one fused kernel pair (kernels/pool_norm_gelu); auto = fused on CUDA tensors.
-enum class PoolNormGeluKernel { automatic, fused, aten };
+// operations or as one fused kernel pair (kernels/pool_norm_gelu).
+enum class PoolNormGeluKernel { aten, fused };
 template <>
 struct Choices<PoolNormGeluKernel> {
-  static constexpr ChoiceName<PoolNormGeluKernel> names[] = {{PoolNormGeluKernel::automatic, "auto"},
-                                                             {PoolNormGeluKernel::fused, "fused"},
-                                                             {PoolNormGeluKernel::aten, "aten"}};
+  static constexpr ChoiceName<PoolNormGeluKernel> names[] = {{PoolNormGeluKernel::aten, "aten"},
+                                                             {PoolNormGeluKernel::fused, "fused"}};
 };
 
 // A layer of a conv_stack model (model.layers[].type).

@@ -30,7 +30,7 @@ struct ModelConfig {
   bool head_unit_std = false;       // fast_cifar: the head's initial weights rescaled to standard deviation 1
   bool whiten_bias_uniform = false; // fast_cifar: whitening bias starts as a default conv's (else zero)
   bool whiten_bias_decay = false;   // fast_cifar: whitening bias rate falls to 0 over whiten_bias_epochs
-  PoolNormGeluKernel pool_norm_gelu = PoolNormGeluKernel::automatic;
+  PoolNormGeluKernel pool_norm_gelu = PoolNormGeluKernel::aten;
   ConvReluKernel conv_relu = ConvReluKernel::aten;
   std::vector<LayerSpec> layers;    // conv_stack only
   bool sync_batchnorm = false;      // BatchNorm statistics over every rank's images of the step

@@ -204,15 +204,12 @@ at::Tensor fused_pool_norm_gelu(const at::Tensor& x, const PoolNormArgs& args) {
   return PoolNormGeluFunction::apply(x, optional(args.weight), optional(args.bias), args);
 }
 
-bool fuses_pool_norm_gelu(PoolNormGeluKernel kernel, const at::Device& device, at::ScalarType type,
-                          bool synchronized) {
-  if (synchronized || kernel == PoolNormGeluKernel::aten) return false;
-  if (kernel == PoolNormGeluKernel::fused) return true;
-  return device.is_cuda() && (type == at::kFloat || type == at::kHalf || type == at::kBFloat16);
+bool fuses_pool_norm_gelu(PoolNormGeluKernel kernel, bool synchronized) {
+  return kernel == PoolNormGeluKernel::fused && !synchronized;
 }
 
 at::Tensor pool_norm_gelu(const at::Tensor& x, SyncBatchNorm2dImpl& norm, int pool, PoolNormGeluKernel kernel) {
-  if (!fuses_pool_norm_gelu(kernel, x.device(), x.scalar_type(), norm.synchronized()))
+  if (!fuses_pool_norm_gelu(kernel, norm.synchronized()))
     return at::gelu(norm.forward(pool == 2 ? at::max_pool2d(x, 2) : x));
   const auto& o = norm.options;
   FT_REQUIRE(o.momentum().has_value(), "pool+norm+GELU: BatchNorm with a cumulative average (momentum None) is not "

@@ -25,10 +25,9 @@ struct PoolNormArgs {
 // element's window position (uint8, pool 2) and the per-channel mean and 1/sqrt(var + eps) it normalised with.
 at::Tensor fused_pool_norm_gelu(const at::Tensor& x, const PoolNormArgs& args);
 
-// Whether a layer runs the fused kernels: `kernel` fused, or auto on a CUDA float32/float16/bfloat16 map, and
-// never for a BatchNorm that normalises over several ranks (`synchronized`).
-bool fuses_pool_norm_gelu(PoolNormGeluKernel kernel, const at::Device& device, at::ScalarType type,
-                          bool synchronized);
+// Whether a layer runs the fused kernels: `kernel` fused, and never for a BatchNorm that normalises over several
+// ranks (`synchronized`).
+bool fuses_pool_norm_gelu(PoolNormGeluKernel kernel, bool synchronized);
 
 // gelu(norm(pool == 2 ? max_pool2d(x, 2) : x)) for a model's layer: fused where fuses_pool_norm_gelu says,
 // else ATen's three operations. Either way, in training, the layer counts the batch as LibTorch's BatchNorm does.

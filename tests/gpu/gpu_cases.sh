@@ -382,7 +382,7 @@ case_cuda_graphs_schedule() {
   pass
 }
 
-# Muon with fp16 weights in the fast net (its fused pool+norm+GELU kernels on by default), eager and replayed from
+# Muon with fp16 weights in the fast net through its fused pool+norm+GELU kernels, eager and replayed from
 # a graph: the filters' Newton-Schulz iteration, the fp16 gradients kept scaled and the fused kernels inside the
 # capture. The two within 2% in first- and 3% in last-epoch train loss and 0.05 in final accuracy, which is at least
 # twice chance: cuDNN picks its algorithms in each process, and on an H200 (2026-11-30) this 2-epoch run's accuracy
@@ -391,7 +391,8 @@ case_cuda_graphs_schedule() {
 case_muon_half_weights() {
   gpu_training 1 nccl
   graphed_pair muon_half 1 fp16 "precision: {dtype: fp16, channels_last: true, half_weights: true}" \
-    "model: {name: fast_cifar, width: 16, logit_divisor: 64, head_unit_std: true, whiten_bias_uniform: true}" \
+    "model: {name: fast_cifar, width: 16, logit_divisor: 64, head_unit_std: true, whiten_bias_uniform: true,
+             pool_norm_gelu: fused}" \
     "optimizer: {name: muon, lr: 6.784, momentum: 0.85, nesterov: true, weight_decay: 5.896e-4, muon_lr: 0.24}" \
     "scheduler: {name: linear_decay}" "regularization: {label_smoothing: 0.2}"
   within "first-epoch train loss, graphed Muon fp16 weights against eager (relative)" 1 "$(epoch_loss_ratio 1)" 0.02

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model_test_util.h"
+#include "config/schema.h"
 #include "models/pool_norm_gelu.h"
 #include "runtime/error.h"
 
@@ -200,17 +201,12 @@ TEST(PoolNormGeluLayer, FusedAndATenLayersAgree) {
   }
 }
 
-TEST(PoolNormGeluLayer, AutoFusesCudaHalfAndFloatMapsOnly) {
-  const at::Device cpu(at::kCPU), cuda(at::kCUDA, 0);
-  for (at::ScalarType type : {at::kFloat, at::kHalf, at::kBFloat16}) {
-    EXPECT_TRUE(fuses_pool_norm_gelu(PoolNormGeluKernel::automatic, cuda, type, false)) << type;
-    EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::automatic, cpu, type, false)) << type;
-    EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::automatic, cuda, type, true)) << type;
-  }
-  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::automatic, cuda, at::kDouble, false));
-  EXPECT_TRUE(fuses_pool_norm_gelu(PoolNormGeluKernel::fused, cpu, at::kDouble, false));
-  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::fused, cpu, at::kFloat, true));
-  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::aten, cuda, at::kHalf, false));
+TEST(PoolNormGeluLayer, FusedOnlyWhenAskedAndNeverForSynchronisedBatchNorm) {
+  EXPECT_TRUE(fuses_pool_norm_gelu(PoolNormGeluKernel::fused, false));
+  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::fused, true));
+  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::aten, false));
+  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::aten, true));
+  EXPECT_EQ(ModelConfig{}.pool_norm_gelu, PoolNormGeluKernel::aten) << "the default";
 }
 
 // A fast net of `width` with the layers `kernel` picks, on `device`; the same weights for the same width.
@@ -262,11 +258,11 @@ TEST(PoolNormGeluCuda, KernelsEqualATen) {
     }
 }
 
-// On a GPU, the layer picks the kernels by itself (auto) and a whole fast net trains through them.
-TEST(PoolNormGeluCuda, FastCifarAutoUsesTheKernelsAndEqualsATen) {
+// On a GPU a whole fast net runs through the kernels and equals ATen's.
+TEST(PoolNormGeluCuda, FastCifarThroughTheKernelsEqualsATen) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
   const at::Device cuda(at::kCUDA, 0);
-  auto fused = fast_net(PoolNormGeluKernel::automatic, 16, cuda), aten = fast_net(PoolNormGeluKernel::aten, 16, cuda);
+  auto fused = fast_net(PoolNormGeluKernel::fused, 16, cuda), aten = fast_net(PoolNormGeluKernel::aten, 16, cuda);
   const at::Tensor x = at::randn({32, 3, 32, 32}, at::kCUDA).contiguous(at::MemoryFormat::ChannelsLast);
   const at::Tensor fy = fused->forward(x), ay = aten->forward(x);
   EXPECT_TRUE(at::allclose(fy, ay, 1e-3, 1e-4)) << (fy - ay).abs().max();
