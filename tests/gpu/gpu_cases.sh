@@ -391,8 +391,7 @@ case_cuda_graphs_schedule() {
 case_muon_half_weights() {
   gpu_training 1 nccl
   graphed_pair muon_half 1 fp16 "precision: {dtype: fp16, channels_last: true, half_weights: true}" \
-    "model: {name: fast_cifar, width: 16, logit_divisor: 64, head_unit_std: true, whiten_bias_uniform: true,
-             pool_norm_gelu: fused}" \
+    "model: {name: fast_cifar, width: 16, logit_divisor: 64, head_unit_std: true, whiten_bias_uniform: true, pool_norm_gelu: fused}" \
     "optimizer: {name: muon, lr: 6.784, momentum: 0.85, nesterov: true, weight_decay: 5.896e-4, muon_lr: 0.24}" \
     "scheduler: {name: linear_decay}" "regularization: {label_smoothing: 0.2}"
   within "first-epoch train loss, graphed Muon fp16 weights against eager (relative)" 1 "$(epoch_loss_ratio 1)" 0.02
