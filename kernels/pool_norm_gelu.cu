@@ -32,32 +32,51 @@ __device__ inline void store(float* p, std::int64_t i, float v) { p[i] = v; }
 __device__ inline void store(__half* p, std::int64_t i, float v) { p[i] = __float2half(v); }
 __device__ inline void store(__nv_bfloat16* p, std::int64_t i, float v) { p[i] = __float2bfloat16(v); }
 
+// Index arithmetic in I: 32-bit unsigned where every offset of the input map fits (fits_32_bits; the fast net's
+// largest map, 1024 x 64 x 32 x 32, has 2^26 elements), 64-bit beyond. The offsets' divisions are most of these
+// kernels' arithmetic, and a 64-bit division costs several times a 32-bit one.
+template <typename I>
 struct Geometry {
-  std::int64_t batch, channels, height, width, out_h, out_w, pixels;  // pixels: pooled per channel
+  I batch, channels, height, width, out_h, out_w, pixels;  // pixels: pooled per channel
   bool channels_last;
 };
 
-// Pooled pixel q (in n, h, w order) of channel c: its offset in the pooled map, its value (pool 2: the maximum
-// of its window, written to `pooled` with its position) as float.
-template <typename T, int kPool>
-__device__ inline float pooled_value(const T* x, T* pooled, std::uint8_t* argmax, const Geometry& g, std::int64_t q,
-                                     std::int64_t c) {
-  const std::int64_t per_image = g.out_h * g.out_w, n = q / per_image, h = (q % per_image) / g.out_w, w = q % g.out_w;
-  const std::int64_t o = map_offset(n, c, h, w, g.channels, g.out_h, g.out_w, g.channels_last);
-  if (kPool == 1) return load(x, o);
-  float v[4];
-  for (int k = 0; k < 4; ++k)
-    v[k] = load(x, map_offset(n, c, 2 * h + k / 2, 2 * w + k % 2, g.channels, g.height, g.width, g.channels_last));
-  std::uint8_t at;
-  const float best = window_max(v, &at);
-  store(pooled, o, best);
-  argmax[o] = at;
-  return best;
+// Pooled pixel q (in n, h, w order): its image and position in the pooled map.
+template <typename I>
+struct PooledPixel {
+  I n, h, w;
+};
+template <typename I>
+__device__ inline PooledPixel<I> pooled_pixel(I q, const Geometry<I>& g) {
+  const I per_image = g.out_h * g.out_w, n = q / per_image, r = q - n * per_image, h = r / g.out_w;
+  return {n, h, r - h * g.out_w};
+}
+
+// Pooled pixel p of channel c: its offset in the pooled map, its value (pool 2: the maximum of its window,
+// written to `pooled` with its position) as float.
+template <typename T, int kPool, typename I>
+__device__ inline float pooled_value(const T* x, T* pooled, std::uint8_t* argmax, const Geometry<I>& g,
+                                     const PooledPixel<I>& p, I c) {
+  const I o = map_offset(p.n, c, p.h, p.w, g.channels, g.out_h, g.out_w, g.channels_last);
+  if constexpr (kPool == 1) {
+    return load(x, o);
+  } else {
+    float v[4];
+    for (int k = 0; k < 4; ++k)
+      v[k] = load(x, map_offset(p.n, c, 2 * p.h + k / 2, 2 * p.w + k % 2, g.channels, g.height, g.width,
+                                g.channels_last));
+    std::uint8_t at;
+    const float best = window_max(v, &at);
+    store(pooled, o, best);
+    argmax[o] = at;
+    return best;
+  }
 }
 
 // The block's two sums of each of its channels, added over threadIdx.y, into workspace rows blockIdx.y (first
 // sum) and gridDim.y + blockIdx.y (second).
-__device__ inline void write_block_sums(double a, double b, double* partial, std::int64_t channels, std::int64_t c) {
+template <typename I>
+__device__ inline void write_block_sums(double a, double b, double* partial, I channels, I c) {
   __shared__ double s_a[kTileRows][kTileChannels], s_b[kTileRows][kTileChannels];
   s_a[threadIdx.y][threadIdx.x] = a;
   s_b[threadIdx.y][threadIdx.x] = b;
@@ -68,15 +87,25 @@ __device__ inline void write_block_sums(double a, double b, double* partial, std
   partial[(gridDim.y + blockIdx.y) * channels + c] = b;
 }
 
+// The first pooled pixel of a tile thread and the stride between its pixels (blockIdx.y strides over them).
+template <typename I>
+__device__ inline I first_pixel() {
+  return static_cast<I>(blockIdx.y) * kTileRows + threadIdx.y;
+}
+template <typename I>
+__device__ inline I pixel_stride() {
+  return static_cast<I>(gridDim.y) * kTileRows;
+}
+
 // Training forward, pass 1: pools (pool 2) and sums each channel's pooled values and their squares.
-template <typename T, int kPool>
+template <typename T, int kPool, typename I>
 __global__ void pool_stats_kernel(const T* __restrict__ x, T* __restrict__ pooled, std::uint8_t* __restrict__ argmax,
-                                  double* __restrict__ partial, Geometry g) {
-  const std::int64_t c = blockIdx.x * kTileChannels + threadIdx.x;
+                                  double* __restrict__ partial, Geometry<I> g) {
+  const I c = static_cast<I>(blockIdx.x) * kTileChannels + threadIdx.x;
   double sum = 0, squares = 0;
   if (c < g.channels)
-    for (std::int64_t q = blockIdx.y * kTileRows + threadIdx.y; q < g.pixels; q += gridDim.y * kTileRows) {
-      const double v = pooled_value<T, kPool>(x, pooled, argmax, g, q, c);
+    for (I q = first_pixel<I>(); q < g.pixels; q += pixel_stride<I>()) {
+      const double v = pooled_value<T, kPool>(x, pooled, argmax, g, pooled_pixel(q, g), c);
       sum += v, squares += v * v;
     }
   write_block_sums(sum, squares, partial, g.channels, c);
@@ -86,17 +115,17 @@ __global__ void pool_stats_kernel(const T* __restrict__ x, T* __restrict__ poole
 // running statistics' mean and invstd.
 __global__ void finish_stats_kernel(const double* __restrict__ partial, int rows, float* running_mean,
                                     float* running_var, float* __restrict__ mean, float* __restrict__ invstd,
-                                    Geometry g, NormSettings n) {
+                                    std::int64_t channels, std::int64_t pixels, NormSettings n) {
   const std::int64_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= g.channels) return;
+  if (c >= channels) return;
   if (!n.training) {
     mean[c] = running_mean[c];
     invstd[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(running_var[c]) + n.eps));
     return;
   }
   double sum = 0, squares = 0;
-  for (int r = 0; r < rows; ++r) sum += partial[r * g.channels + c], squares += partial[(rows + r) * g.channels + c];
-  const double count = static_cast<double>(g.pixels);
+  for (int r = 0; r < rows; ++r) sum += partial[r * channels + c], squares += partial[(rows + r) * channels + c];
+  const double count = static_cast<double>(pixels);
   const ChannelNorm stats = batch_norm_of(sum, squares, count, n.eps);
   mean[c] = static_cast<float>(stats.mean), invstd[c] = static_cast<float>(stats.invstd);
   if (running_mean) running_mean[c] = static_cast<float>(moved(running_mean[c], stats.mean, n.momentum));
@@ -104,41 +133,42 @@ __global__ void finish_stats_kernel(const double* __restrict__ partial, int rows
     running_var[c] = static_cast<float>(moved(running_var[c], unbiased_variance(sum, squares, count), n.momentum));
 }
 
-__device__ inline std::int64_t channel_of(std::int64_t i, const Geometry& g) {
+template <typename I>
+__device__ inline I channel_of(I i, const Geometry<I>& g) {
   return g.channels_last ? i % g.channels : (i / (g.out_h * g.out_w)) % g.channels;
 }
 
-__device__ inline float value_or(const float* values, std::int64_t c, float otherwise) {
+template <typename I>
+__device__ inline float value_or(const float* values, I c, float otherwise) {
   return values ? values[c] : otherwise;
 }
 
 // Forward, pass 2: every pooled element (in memory order) normalised, shifted and through GELU.
-template <typename T>
+template <typename T, typename I>
 __global__ void normalize_gelu_kernel(const T* __restrict__ source, T* __restrict__ y, const float* weight,
                                       const float* bias, const float* __restrict__ mean,
-                                      const float* __restrict__ invstd, Geometry g) {
-  const std::int64_t total = g.pixels * g.channels;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t c = channel_of(i, g);
+                                      const float* __restrict__ invstd, Geometry<I> g) {
+  const I total = g.pixels * g.channels;
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const I c = channel_of(i, g);
     const float z = value_or(weight, c, 1.f) * normalized(load(source, i), mean[c], invstd[c]) + value_or(bias, c, 0.f);
     store(y, i, gelu_of(z));
   }
 }
 
 // Backward, pass 1: per channel the sums of gz and gz xhat over the pooled elements.
-template <typename T>
+template <typename T, typename I>
 __global__ void grad_sums_kernel(const T* __restrict__ grad_y, const T* __restrict__ pooled, const float* weight,
                                  const float* bias, const float* __restrict__ mean, const float* __restrict__ invstd,
-                                 double* __restrict__ partial, Geometry g) {
-  const std::int64_t c = blockIdx.x * kTileChannels + threadIdx.x;
+                                 double* __restrict__ partial, Geometry<I> g) {
+  const I c = static_cast<I>(blockIdx.x) * kTileChannels + threadIdx.x;
   double sum_gz = 0, sum_gz_xhat = 0;
   if (c < g.channels) {
     const float w = value_or(weight, c, 1.f), b = value_or(bias, c, 0.f);
-    for (std::int64_t q = blockIdx.y * kTileRows + threadIdx.y; q < g.pixels; q += gridDim.y * kTileRows) {
-      const std::int64_t per_image = g.out_h * g.out_w;
-      const std::int64_t o = map_offset(q / per_image, c, (q % per_image) / g.out_w, q % g.out_w, g.channels, g.out_h,
-                                        g.out_w, g.channels_last);
+    for (I q = first_pixel<I>(); q < g.pixels; q += pixel_stride<I>()) {
+      const PooledPixel<I> p = pooled_pixel(q, g);
+      const I o = map_offset(p.n, c, p.h, p.w, g.channels, g.out_h, g.out_w, g.channels_last);
       const float xhat = normalized(load(pooled, o), mean[c], invstd[c]);
       const double gz = gelu_input_grad(load(grad_y, o), xhat, w, b);
       sum_gz += gz, sum_gz_xhat += gz * xhat;
@@ -149,62 +179,80 @@ __global__ void grad_sums_kernel(const T* __restrict__ grad_y, const T* __restri
 
 // Backward, the per-channel finish: grad_bias = sum gz, grad_weight = sum gz xhat, and both means for pass 2
 // in the workspace's last 2 x channels doubles.
-__global__ void finish_grad_sums_kernel(double* partial, int rows, float* grad_weight, float* grad_bias, Geometry g) {
+__global__ void finish_grad_sums_kernel(double* partial, int rows, float* grad_weight, float* grad_bias,
+                                        std::int64_t channels, std::int64_t pixels) {
   const std::int64_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= g.channels) return;
+  if (c >= channels) return;
   double sum_gz = 0, sum_gz_xhat = 0;
-  for (int r = 0; r < rows; ++r)
-    sum_gz += partial[r * g.channels + c], sum_gz_xhat += partial[(rows + r) * g.channels + c];
+  for (int r = 0; r < rows; ++r) sum_gz += partial[r * channels + c], sum_gz_xhat += partial[(rows + r) * channels + c];
   if (grad_bias) grad_bias[c] = static_cast<float>(sum_gz);
   if (grad_weight) grad_weight[c] = static_cast<float>(sum_gz_xhat);
-  double* means = partial + 2 * rows * g.channels;
-  means[c] = sum_gz / static_cast<double>(g.pixels);
-  means[g.channels + c] = sum_gz_xhat / static_cast<double>(g.pixels);
+  double* means = partial + 2 * rows * channels;
+  means[c] = sum_gz / static_cast<double>(pixels);
+  means[channels + c] = sum_gz_xhat / static_cast<double>(pixels);
 }
 
-// Backward, pass 2: every input element once (in memory order): its window's maximum gets the gradient of the
-// pooled element, every other element (and a row or column no window covers) zero.
-template <typename T, int kPool>
+// Backward, pass 2, a thread per pooled element (the sums' tiles): its gradient computed once and written to its
+// own input element (pool 1) or to its window's maximum (pool 2), with zero to the window's other elements and,
+// from the last pooled row and column, to an odd map's last input row and column, which no window covers.
+template <typename T, int kPool, typename I>
 __global__ void input_grad_kernel(const T* __restrict__ grad_y, const T* __restrict__ pooled,
                                   const std::uint8_t* __restrict__ argmax, const float* weight, const float* bias,
                                   const float* __restrict__ mean, const float* __restrict__ invstd,
-                                  const double* __restrict__ means, T* __restrict__ grad_x, Geometry g, bool training) {
-  const std::int64_t total = g.batch * g.channels * g.height * g.width;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::int64_t c, n, h, w;
-    if (g.channels_last)
-      c = i % g.channels, w = (i / g.channels) % g.width, h = (i / g.channels / g.width) % g.height,
-      n = i / g.channels / g.width / g.height;
-    else
-      w = i % g.width, h = (i / g.width) % g.height, c = (i / g.width / g.height) % g.channels,
-      n = i / g.width / g.height / g.channels;
-    const std::int64_t o = map_offset(n, c, h / kPool, w / kPool, g.channels, g.out_h, g.out_w, g.channels_last);
-    const bool inside = h / kPool < g.out_h && w / kPool < g.out_w;
-    if (!inside || (kPool == 2 && argmax[o] != (h % 2) * 2 + w % 2)) {
-      store(grad_x, i, 0.f);
-      continue;
+                                  const double* __restrict__ means, T* __restrict__ grad_x, Geometry<I> g,
+                                  bool training) {
+  const I c = static_cast<I>(blockIdx.x) * kTileChannels + threadIdx.x;
+  if (c >= g.channels) return;
+  const float wc = value_or(weight, c, 1.f), bc = value_or(bias, c, 0.f), m = mean[c], is = invstd[c];
+  const float mean_gz = static_cast<float>(means[c]), mean_gz_xhat = static_cast<float>(means[g.channels + c]);
+  for (I q = first_pixel<I>(); q < g.pixels; q += pixel_stride<I>()) {
+    const PooledPixel<I> p = pooled_pixel(q, g);
+    const I o = map_offset(p.n, c, p.h, p.w, g.channels, g.out_h, g.out_w, g.channels_last);
+    const float xhat = normalized(load(pooled, o), m, is);
+    const float gz = gelu_input_grad(load(grad_y, o), xhat, wc, bc);
+    const float grad = norm_input_grad(gz, xhat, wc, is, mean_gz, mean_gz_xhat, training);
+    if constexpr (kPool == 1) {
+      store(grad_x, o, grad);
+    } else {
+      const int at = argmax[o];
+      const int rows = p.h + 1 == g.out_h && g.height % 2 ? 3 : 2, cols = p.w + 1 == g.out_w && g.width % 2 ? 3 : 2;
+      for (int dh = 0; dh < rows; ++dh)
+        for (int dw = 0; dw < cols; ++dw)
+          store(grad_x, map_offset(p.n, c, 2 * p.h + dh, 2 * p.w + dw, g.channels, g.height, g.width,
+                                   g.channels_last),
+                dh < 2 && dw < 2 && dh * 2 + dw == at ? grad : 0.f);
     }
-    const float wc = value_or(weight, c, 1.f), xhat = normalized(load(pooled, o), mean[c], invstd[c]);
-    const float gz = gelu_input_grad(load(grad_y, o), xhat, wc, value_or(bias, c, 0.f));
-    store(grad_x, i, norm_input_grad(gz, xhat, wc, invstd[c], static_cast<float>(means[c]),
-                                     static_cast<float>(means[g.channels + c]), training));
   }
 }
 
-Geometry geometry_of(const PoolNormShape& s) {
-  return {s.batch, s.channels, s.height, s.width, pooled_height(s), pooled_width(s), pooled_pixels(s), s.channels_last};
+template <typename I>
+Geometry<I> geometry_of(const PoolNormShape& s) {
+  return {static_cast<I>(s.batch),         static_cast<I>(s.channels),      static_cast<I>(s.height),
+          static_cast<I>(s.width),         static_cast<I>(pooled_height(s)), static_cast<I>(pooled_width(s)),
+          static_cast<I>(pooled_pixels(s)), s.channels_last};
+}
+
+// Whether the kernels may index the map in 32 bits: every offset, and a grid-stride loop's last step past the
+// end, below 2^32 (a grid strides at most 65535 x 256 elements).
+bool fits_32_bits(const PoolNormShape& s) {
+  return s.batch * s.channels * s.height * s.width < (std::int64_t{1} << 31);
 }
 
 // The workspace rows (blockIdx.y's extent) of the per-block sums.
 int partial_rows(const PoolNormShape& s) {
-  return static_cast<int>(std::clamp<std::int64_t>(ceil_div<std::int64_t>(pooled_pixels(s), kTileRows * kPixelsPerThread),
-                                                    1, kMaxPartialRows));
+  const std::int64_t wanted = ceil_div<std::int64_t>(pooled_pixels(s), kTileRows * kPixelsPerThread);
+  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, kMaxPartialRows));
 }
 
 dim3 tile_grid(const PoolNormShape& s) {
   return dim3(static_cast<unsigned>(ceil_div<std::int64_t>(s.channels, kTileChannels)),
               static_cast<unsigned>(partial_rows(s)));
+}
+
+// The input gradient's tiles: a pooled pixel per thread row, as many blocks as the grid's y allows.
+dim3 pixel_grid(const PoolNormShape& s) {
+  return dim3(static_cast<unsigned>(ceil_div<std::int64_t>(s.channels, kTileChannels)),
+              static_cast<unsigned>(std::min(ceil_div<std::int64_t>(pooled_pixels(s), kTileRows), kMaxGridYZ)));
 }
 
 int channel_blocks(const PoolNormShape& s) { return static_cast<int>(ceil_div<std::int64_t>(s.channels, 128)); }
@@ -218,56 +266,68 @@ std::int64_t pool_norm_workspace(const PoolNormShape& s) { return (2 * partial_r
 
 namespace {
 
-template <typename T>
-void forward_typed(const PoolNormForwardArgs<void, float>& a, double* workspace, const PoolNormShape& s,
-                   const NormSettings& n, cudaStream_t stream) {
-  const Geometry g = geometry_of(s);
+template <typename T, typename I>
+void forward_indexed(const PoolNormForwardArgs<void, float>& a, double* workspace, const PoolNormShape& s,
+                     const NormSettings& n, cudaStream_t stream) {
+  const Geometry<I> g = geometry_of<I>(s);
   const T* x = static_cast<const T*>(a.x);
   T* pooled = static_cast<T*>(a.pooled);
-  if (n.training) {
-    const dim3 block(kTileChannels, kTileRows);
-    if (s.pool == 2)
-      pool_stats_kernel<T, 2><<<tile_grid(s), block, 0, stream>>>(x, pooled, a.argmax, workspace, g);
-    else
-      pool_stats_kernel<T, 1><<<tile_grid(s), block, 0, stream>>>(x, pooled, a.argmax, workspace, g);
+  const dim3 block(kTileChannels, kTileRows);
+  if (s.pool == 2) {  // eval pools too: the same kernel, its sums unused
+    pool_stats_kernel<T, 2><<<tile_grid(s), block, 0, stream>>>(x, pooled, a.argmax, workspace, g);
     FT_CHECK_LAUNCH();
-  } else if (s.pool == 2) {  // eval still pools: the same kernel, its sums unused
-    pool_stats_kernel<T, 2><<<tile_grid(s), dim3(kTileChannels, kTileRows), 0, stream>>>(x, pooled, a.argmax,
-                                                                                          workspace, g);
+  } else if (n.training) {
+    pool_stats_kernel<T, 1><<<tile_grid(s), block, 0, stream>>>(x, pooled, a.argmax, workspace, g);
     FT_CHECK_LAUNCH();
   }
   finish_stats_kernel<<<channel_blocks(s), 128, 0, stream>>>(workspace, partial_rows(s), a.running_mean,
-                                                              a.running_var, a.mean, a.invstd, g, n);
+                                                              a.running_var, a.mean, a.invstd, s.channels,
+                                                              pooled_pixels(s), n);
   FT_CHECK_LAUNCH();
   const T* source = s.pool == 2 ? pooled : x;
-  normalize_gelu_kernel<T><<<grid_blocks(g.pixels * g.channels), kThreadsPerBlock, 0, stream>>>(
+  normalize_gelu_kernel<T, I><<<grid_blocks(pooled_pixels(s) * s.channels), kThreadsPerBlock, 0, stream>>>(
       source, static_cast<T*>(a.y), a.weight, a.bias, a.mean, a.invstd, g);
   FT_CHECK_LAUNCH();
+}
+
+template <typename T, typename I>
+void backward_indexed(const PoolNormBackwardArgs<void, float>& a, double* workspace, const PoolNormShape& s,
+                      bool training, cudaStream_t stream) {
+  const Geometry<I> g = geometry_of<I>(s);
+  const T* grad_y = static_cast<const T*>(a.grad_y);
+  const T* pooled = static_cast<const T*>(a.pooled);
+  const int rows = partial_rows(s);
+  const dim3 block(kTileChannels, kTileRows);
+  grad_sums_kernel<T, I><<<tile_grid(s), block, 0, stream>>>(grad_y, pooled, a.weight, a.bias, a.mean, a.invstd,
+                                                              workspace, g);
+  FT_CHECK_LAUNCH();
+  finish_grad_sums_kernel<<<channel_blocks(s), 128, 0, stream>>>(workspace, rows, a.grad_weight, a.grad_bias,
+                                                                  s.channels, pooled_pixels(s));
+  FT_CHECK_LAUNCH();
+  if (!a.grad_x) return;
+  const double* means = workspace + 2 * rows * s.channels;
+  T* grad_x = static_cast<T*>(a.grad_x);
+  if (s.pool == 2)
+    input_grad_kernel<T, 2, I><<<pixel_grid(s), block, 0, stream>>>(grad_y, pooled, a.argmax, a.weight, a.bias,
+                                                                     a.mean, a.invstd, means, grad_x, g, training);
+  else
+    input_grad_kernel<T, 1, I><<<pixel_grid(s), block, 0, stream>>>(grad_y, pooled, a.argmax, a.weight, a.bias,
+                                                                     a.mean, a.invstd, means, grad_x, g, training);
+  FT_CHECK_LAUNCH();
+}
+
+template <typename T>
+void forward_typed(const PoolNormForwardArgs<void, float>& a, double* workspace, const PoolNormShape& s,
+                   const NormSettings& n, cudaStream_t stream) {
+  if (fits_32_bits(s)) return forward_indexed<T, std::uint32_t>(a, workspace, s, n, stream);
+  forward_indexed<T, std::int64_t>(a, workspace, s, n, stream);
 }
 
 template <typename T>
 void backward_typed(const PoolNormBackwardArgs<void, float>& a, double* workspace, const PoolNormShape& s,
                     bool training, cudaStream_t stream) {
-  const Geometry g = geometry_of(s);
-  const T* grad_y = static_cast<const T*>(a.grad_y);
-  const T* pooled = static_cast<const T*>(a.pooled);
-  const int rows = partial_rows(s);
-  grad_sums_kernel<T><<<tile_grid(s), dim3(kTileChannels, kTileRows), 0, stream>>>(
-      grad_y, pooled, a.weight, a.bias, a.mean, a.invstd, workspace, g);
-  FT_CHECK_LAUNCH();
-  finish_grad_sums_kernel<<<channel_blocks(s), 128, 0, stream>>>(workspace, rows, a.grad_weight, a.grad_bias, g);
-  FT_CHECK_LAUNCH();
-  if (!a.grad_x) return;
-  const double* means = workspace + 2 * rows * s.channels;
-  const std::int64_t inputs = s.batch * s.channels * s.height * s.width;
-  T* grad_x = static_cast<T*>(a.grad_x);
-  if (s.pool == 2)
-    input_grad_kernel<T, 2><<<grid_blocks(inputs), kThreadsPerBlock, 0, stream>>>(
-        grad_y, pooled, a.argmax, a.weight, a.bias, a.mean, a.invstd, means, grad_x, g, training);
-  else
-    input_grad_kernel<T, 1><<<grid_blocks(inputs), kThreadsPerBlock, 0, stream>>>(
-        grad_y, pooled, a.argmax, a.weight, a.bias, a.mean, a.invstd, means, grad_x, g, training);
-  FT_CHECK_LAUNCH();
+  if (fits_32_bits(s)) return backward_indexed<T, std::uint32_t>(a, workspace, s, training, stream);
+  backward_indexed<T, std::int64_t>(a, workspace, s, training, stream);
 }
 
 }  // namespace

@@ -9,10 +9,10 @@
 
 namespace ft {
 
-// The memory offset of element (n, c, h, w) of a [*, C, H, W] map stored NHWC (channels_last) or NCHW.
-FT_HOST_DEVICE inline std::int64_t map_offset(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-                                              std::int64_t channels, std::int64_t height, std::int64_t width,
-                                              bool channels_last) {
+// The memory offset of element (n, c, h, w) of a [*, C, H, W] map stored NHWC (channels_last) or NCHW, in the
+// index type I of the caller (the CUDA kernels index maps below 2^31 elements in 32 bits).
+template <typename I>
+FT_HOST_DEVICE inline I map_offset(I n, I c, I h, I w, I channels, I height, I width, bool channels_last) {
   return channels_last ? ((n * height + h) * width + w) * channels + c : ((n * channels + c) * height + h) * width + w;
 }
 

@@ -33,7 +33,9 @@
 #   ROWS           the speed rows of the speed stage [the tier's]; fast_vs_airbench (in no tier): the fast
 #                  recipe eager and graphed against airbench94, SEEDS (at least 5) seeds interleaved, each a
 #                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on);
-#                  muon_vs_airbench (in no tier): the Muon recipe eager and graphed against airbench94_muon.py
+#                  muon_vs_airbench (in no tier): the Muon recipe eager and graphed against airbench94_muon.py;
+#                  fast_variants (in no tier): the graphed recipe with ATen's or the fused pool+norm+GELU, and fp16
+#                  weights, SEEDS [2] seeds
 #   SEEDS=3        tier 2: the fast recipe's seeds 1 .. SEEDS-1 (tier 1 runs seed 0)
 #   FUSETRAIN_CIFAR10_JPG=FILE  the CIFAR-10 JPEG archive of the fast recipe [BUNDLE_DIR/cifar10-jpg.tar.xz]
 #   DEVICE_CHECK_DEPS=DIR       where the bundle's .deb files are unpacked [/tmp/fusetrain-deps]
@@ -262,6 +264,20 @@ row_fast_pytorch_compiled() {
   ensure_fast_data || return 1
   "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/fast_cifar_pytorch.py" --data "$fast/data" --seed 0 \
     --seeds 1 --compile | figures '^fast_cifar seed='
+}
+
+# The fast recipe graphed at the comparison's clocks (5 warm-up steps, 476 steps), SEEDS seeds [2] interleaved:
+# max-pool -> BatchNorm -> GELU as ATen's operations (the default), as the fused kernel pair, and ATen's with fp16
+# weights (BatchNorm in float32); accuracy and training seconds of each run as figures.
+row_fast_variants() {
+  local s status=0 steps=(--set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476)
+  for ((s = 0; s < ${SEEDS:-2}; ++s)); do
+    fast_run fast-aten "$s" "${steps[@]}" --set model.pool_norm_gelu=aten || status=1
+    fast_run fast-fused "$s" "${steps[@]}" --set model.pool_norm_gelu=fused || status=1
+    fast_run fast-aten-half "$s" "${steps[@]}" --set model.pool_norm_gelu=aten --set precision.half_weights=true ||
+      status=1
+  done
+  return "$status"
 }
 
 # The fast recipe against airbench94 on the same shards (the binary set where the data stage made it), seed by
