@@ -137,7 +137,7 @@ write_plan() {
     fi
     echo "call $call: carry [$carry], parts ${parts/-/none}, $(mib $((size + checkout))) with the checkout"
     if [ "$call" = "$n" ]; then
-      echo "    bash tools/gpu-host/data_assemble.sh stash $dir/call$call && STAGES=\"probe unpack data speed\" ROWS=\"fast_vs_airbench muon_vs_airbench\" SEEDS=5 BUDGET_S=560 bash tools/gpu-host/device_check.sh $bundle_dir \"\$OUT\""
+      echo "    bash tools/gpu-host/data_assemble.sh stash $dir/call$call && STAGES=\"probe unpack data cases speed\" CASES=gpu.cuda_kernels ROWS=\"fast_variants fast_vs_airbench muon_vs_airbench\" SEEDS=5 BUDGET_S=570 bash tools/gpu-host/device_check.sh $bundle_dir \"\$OUT\""
     else
       echo "    bash tools/gpu-host/data_assemble.sh stash $dir/call$call"
     fi

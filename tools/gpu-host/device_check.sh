@@ -35,7 +35,7 @@
 #                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on);
 #                  muon_vs_airbench (in no tier): the Muon recipe eager and graphed against airbench94_muon.py;
 #                  fast_variants (in no tier): the graphed recipe with ATen's or the fused pool+norm+GELU, and fp16
-#                  weights, SEEDS [2] seeds
+#                  weights, VARIANT_SEEDS [2] seeds
 #   SEEDS=3        tier 2: the fast recipe's seeds 1 .. SEEDS-1 (tier 1 runs seed 0)
 #   FUSETRAIN_CIFAR10_JPG=FILE  the CIFAR-10 JPEG archive of the fast recipe [BUNDLE_DIR/cifar10-jpg.tar.xz]
 #   DEVICE_CHECK_DEPS=DIR       where the bundle's .deb files are unpacked [/tmp/fusetrain-deps]
@@ -266,12 +266,12 @@ row_fast_pytorch_compiled() {
     --seeds 1 --compile | figures '^fast_cifar seed='
 }
 
-# The fast recipe graphed at the comparison's clocks (5 warm-up steps, 476 steps), SEEDS seeds [2] interleaved:
-# max-pool -> BatchNorm -> GELU as ATen's operations (the default), as the fused kernel pair, and ATen's with fp16
+# The fast recipe graphed at the comparison's clocks (5 warm-up steps, 476 steps), VARIANT_SEEDS seeds [2]
+# interleaved: max-pool -> BatchNorm -> GELU as ATen's operations (the default), as the fused kernel pair, and ATen's with fp16
 # weights (BatchNorm in float32); accuracy and training seconds of each run as figures.
 row_fast_variants() {
   local s status=0 steps=(--set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476)
-  for ((s = 0; s < ${SEEDS:-2}; ++s)); do
+  for ((s = 0; s < ${VARIANT_SEEDS:-2}; ++s)); do
     fast_run fast-aten "$s" "${steps[@]}" --set model.pool_norm_gelu=aten || status=1
     fast_run fast-fused "$s" "${steps[@]}" --set model.pool_norm_gelu=fused || status=1
     fast_run fast-aten-half "$s" "${steps[@]}" --set model.pool_norm_gelu=aten --set precision.half_weights=true ||
