@@ -267,8 +267,8 @@ row_fast_pytorch_compiled() {
 }
 
 # The fast recipe graphed at the comparison's clocks (5 warm-up steps, 476 steps), VARIANT_SEEDS seeds [2]
-# interleaved: max-pool -> BatchNorm -> GELU as ATen's operations (the default), as the fused kernel pair, and ATen's with fp16
-# weights (BatchNorm in float32); accuracy and training seconds of each run as figures.
+# interleaved: max-pool -> BatchNorm -> GELU as ATen's operations (the default), as the fused kernel pair, and
+# ATen's with fp16 weights (BatchNorm in float32); accuracy and training seconds of each run as figures.
 row_fast_variants() {
   local s status=0 steps=(--set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476)
   for ((s = 0; s < ${VARIANT_SEEDS:-2}; ++s)); do
