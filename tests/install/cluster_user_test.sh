@@ -18,6 +18,8 @@ user=${FT_TEST_USER:-fusetrain-user}
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (it creates an account and a mount namespace)"
 for tool in useradd unshare setpriv git ccache; do command -v "$tool" > /dev/null || skip "$tool not found"; done
+git -C "$FUSETRAIN_SOURCE" rev-parse --git-dir > /dev/null 2>&1 ||
+  skip "$FUSETRAIN_SOURCE is not a git checkout (the account's clone takes the files git lists)"
 [ -f /usr/share/lmod/lmod/init/bash ] || skip "Lmod not installed (tools/setup.sh installs Debian's lmod)"
 [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || skip "dataset-fashion-mnist not installed"
 venv=$(cd "$(dirname "$FUSETRAIN_PYTHON")/.." 2> /dev/null && pwd) && [ -f "$venv/pyvenv.cfg" ] ||
