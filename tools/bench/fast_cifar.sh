@@ -75,18 +75,21 @@ fusetrain_seed() {
   echo "$s $("$bin/fusetrain" inspect "$h5" /epochs/epoch_time_s | paste -sd ,)" >> "$out/$tag.epochs"
 }
 
+# append_rows SIDE: each input line "NAME seed=S test_acc=A train_s=T airbench_s=X cold_s=C ... steps=N
+# epochs_s=E1,E2,..." (airbench94.py's and airbench94_muon.py's) appended as SIDE's row and per-epoch seconds.
+append_rows() {
+  awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
+         print f["seed"], f["test_acc"], f["train_s"], f["cold_s"], f["steps"] >> rows
+         print f["seed"], f["epochs_s"] >> epochs }' rows="$out/$1.rows" epochs="$out/$1.epochs"
+}
+
 # airbench94_seed SEED: one seed of airbench94 in a fresh process (after its warmup94()).
 airbench94_seed() {
-  local args=() line
+  local args=()
   [ "$AIRBENCH" = installed ] || args=(--airbench "$AIRBENCH")
   "$python" "$here/airbench94.py" --data "$data" --seed "$1" --seeds 1 --work "$out/airbench94" "${args[@]}" \
     >> "$out/airbench94.log" 2>> "$out/airbench94.err" || return 1
-  line=$(grep "^airbench94 seed=$1 " "$out/airbench94.log" | tail -n 1)
-  # "seed=S test_acc=A train_s=T airbench_s=X cold_s=C eval_between_s=E steps=N epochs_s=..." as a row
-  awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
-         print f["seed"], f["test_acc"], f["train_s"], f["cold_s"], f["steps"] > rows
-         print f["seed"], f["epochs_s"] > epochs }' rows="$out/airbench94.rows.tmp" epochs="$out/airbench94.epochs.tmp" <<< "$line"
-  cat "$out/airbench94.rows.tmp" >> "$out/airbench94.rows" && cat "$out/airbench94.epochs.tmp" >> "$out/airbench94.epochs"
+  append_rows airbench94 <<< "$(grep "^airbench94 seed=$1 " "$out/airbench94.log" | tail -n 1)"
 }
 
 # airbench94_muon_seeds: the public airbench94_muon.py, every seed in one process; rows as airbench94's.
@@ -94,10 +97,7 @@ airbench94_muon_seeds() {
   "$python" "$here/airbench94_muon.py" --data "$data" --seed 0 --seeds "$seeds" --script "$MUON_SCRIPT" \
     --compile "${MUON_COMPILE:-max-autotune}" --work "$out/airbench94_muon" > "$out/airbench94_muon.log" \
     2> "$out/airbench94_muon.err" || return 1
-  sed -nE 's/^airbench94_muon (seed=.*)/\1/p' "$out/airbench94_muon.log" |
-    awk '{ for (i = 1; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
-           print f["seed"], f["test_acc"], f["train_s"], f["cold_s"], f["steps"] > rows
-           print f["seed"], f["epochs_s"] > epochs }' rows="$out/airbench94_muon.rows" epochs="$out/airbench94_muon.epochs"
+  grep '^airbench94_muon seed=' "$out/airbench94_muon.log" | append_rows airbench94_muon
 }
 
 # The optional sides never cost the table: the first failure is named and that side is left out.

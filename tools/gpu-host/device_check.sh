@@ -280,16 +280,21 @@ row_fast_variants() {
   return "$status"
 }
 
-# The fast recipe against airbench94 on the same shards (the binary set where the data stage made it), seed by
-# seed in fresh processes, fusetrain after train.warmup_steps and airbench94 after its warmup94(); the table
-# of tools/bench/fast_cifar.sh (accuracy, training and cold seconds, steps per side) as figures.
+# fast_cifar_table OUT_NAME [VAR=VALUE...]: tools/bench/fast_cifar.sh on the fast recipe's shards (the binary set
+# where the data stage made it), SEEDS [5] seeds, graphed too, under the settings given; its table as figures.
+fast_cifar_table() {
+  echo "figure: data $(cat "$fast/data/.source" 2> /dev/null || echo "cifar10-jpg (JPEG quality 75)")"
+  env OUT="$fast/$1" FUSETRAIN_BIN="$(build_dir)/bin" PYTHON="${FUSETRAIN_PYTHON:-python3}" GRAPHS=1 PYTORCH=no \
+    "${@:2}" bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" | figures '^(\| [^|-]|time ratio|fast_cifar)'
+}
+
+# The fast recipe against airbench94, seed by seed in fresh processes, fusetrain after train.warmup_steps and
+# airbench94 after its warmup94(); the table (accuracy, training and cold seconds, steps per side) as figures.
 row_fast_vs_airbench() {
   local airbench=installed
   ensure_fast_data || return 1
   [ ! -d "$BUNDLE/airbench/airbench" ] || airbench=$BUNDLE/airbench
-  echo "figure: data $(cat "$fast/data/.source" 2> /dev/null || echo "cifar10-jpg (JPEG quality 75)")"
-  OUT=$fast/vs FUSETRAIN_BIN="$(build_dir)/bin" PYTHON="${FUSETRAIN_PYTHON:-python3}" AIRBENCH=$airbench GRAPHS=1 \
-    PYTORCH=no bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" | figures '^(\| [^|-]|time ratio|fast_cifar)'
+  fast_cifar_table vs AIRBENCH="$airbench"
 }
 
 # The Muon recipe (configs/fast/cifar10_muon.yaml) eager and graphed against the public airbench94_muon.py (carried in
@@ -299,10 +304,8 @@ row_muon_vs_airbench() {
   ensure_fast_data || return 1
   [ -f "$BUNDLE/airbench/airbench94_muon.py" ] ||
     { echo "no airbench94_muon.py in the bundle (bundle.sh carries it from AIRBENCH_REPO)"; return 1; }
-  echo "figure: data $(cat "$fast/data/.source" 2> /dev/null || echo "cifar10-jpg (JPEG quality 75)")"
-  OUT=$fast/vs_muon FUSETRAIN_BIN="$(build_dir)/bin" PYTHON="${FUSETRAIN_PYTHON:-python3}" GRAPHS=1 PYTORCH=no \
-    CONFIG=$root/configs/fast/cifar10_muon.yaml MUON_SCRIPT=$BUNDLE/airbench/airbench94_muon.py \
-    bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" | figures '^(\| [^|-]|time ratio|fast_cifar)'
+  fast_cifar_table vs_muon CONFIG="$root/configs/fast/cifar10_muon.yaml" \
+    MUON_SCRIPT="$BUNDLE/airbench/airbench94_muon.py"
 }
 
 # ResNet-18 bf16 channels_last batch 512 in eager (--no-compile) or compiled (--compile) PyTorch.
