@@ -46,7 +46,9 @@ ranks=${RANKS:-1}
 mkdir -p "$out"
 rm -f "$out"/*.rows "$out"/*.epochs
 
-sets=(--set "data.path=$data" --set "output.dir=$out" --set "train.warmup_steps=${WARMUP:-5}")
+# output.overwrite: a rerun into the same OUT replaces each seed's results, model and event files by name
+sets=(--set "data.path=$data" --set "output.dir=$out" --set output.overwrite=true
+      --set "train.warmup_steps=${WARMUP:-5}")
 config=${CONFIG:-$root/configs/fast/cifar10.yaml}
 [ -f "$config" ] || { echo "fast_cifar.sh: CONFIG $config does not exist" >&2; exit 2; }
 [ -z "${MUON_SCRIPT:-}" ] || [ -f "$MUON_SCRIPT" ] || { echo "fast_cifar.sh: MUON_SCRIPT $MUON_SCRIPT does not exist" >&2; exit 2; }
@@ -66,7 +68,6 @@ fusetrain_seed() {
   local tag=$1 s=$2 name h5
   shift 2
   name=$tag-r$ranks-s$s h5=$out/$tag-r$ranks-s$s.h5
-  rm -f "$h5"
   "${launch[@]}" "$bin/fusetrain" train --config "$config" "${sets[@]}" "$@" \
     --set "train.seed=$s" --set "output.name=$name" > "$out/$name.log" 2>&1 ||
     { echo "fast_cifar.sh: fusetrain ($tag) seed $s failed; see $out/$name.log" >&2; tail -n 5 "$out/$name.log" >&2; return 1; }

@@ -212,9 +212,8 @@ fast_run() {
   shift 2
   ensure_fast_data || return 1
   name=$label-s$seed
-  rm -f "$fast/runs/$name.h5"
-  "$(build_dir)/bin/fusetrain" train --config "$config" --set "data.path=$fast/data" \
-    --set "output.dir=$fast/runs" --set "output.name=$name" --set "train.seed=$seed" "$@" || return 1
+  "$(build_dir)/bin/fusetrain" train --config "$config" --set "data.path=$fast/data" --set "output.dir=$fast/runs" \
+    --set "output.name=$name" --set output.overwrite=true --set "train.seed=$seed" "$@" || return 1
   "$(build_dir)/bin/fusetrain" report --csv "$fast/runs/$name.h5" |
     awk -F, -v n="$name" 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
                           { print "figure: " n " acc " $c["final_acc_%"] "%, train " $c["train_s"] " s" }'
