@@ -104,10 +104,12 @@ no_device() {
 }
 check no_device
 
-# A stand-in stage that sleeps past a 15 s budget: cut off in time, and the stage after it not started.
+# A stand-in stage that sleeps past a 20 s budget: cut off in time (5 s before the budget's end), and the stage
+# after it not started. (A unit starts only with 15 s of the budget left: 20 leaves the call's start 5 s, where a
+# 15 s budget failed whenever a second ticked before the first stage.)
 budget_cut_off() {
   printf 'stage_sleepy() { echo "figure: asleep"; sleep 120; }\n' > "$WORK/stages.sh"
-  run_case budget_cut_off 60 "${check_env[@]}" STAGE_LIBRARY="$WORK/stages.sh" STAGES="sleepy linkage" BUDGET_S=15 \
+  run_case budget_cut_off 60 "${check_env[@]}" STAGE_LIBRARY="$WORK/stages.sh" STAGES="sleepy linkage" BUDGET_S=20 \
     bash "$checkout/tools/gpu-host/device_check.sh" "$bundle" "$WORK/out_budget"
   expect_status 1
   expect_message "^\| sleepy \| cut off at the budget \| 1[0-9] \| asleep \|$"
