@@ -47,6 +47,9 @@ inline int grid_blocks(std::int64_t work) {
   return static_cast<int>(wanted < kMaxGridBlocks ? wanted : kMaxGridBlocks);
 }
 
+// The element type of a kernel's maps on the device.
+enum class MapType : std::uint8_t { f32, f16, bf16 };
+
 // Throws the one error of builds without CUDA: names `what` and the settings that avoid it.
 [[noreturn]] void cuda_not_built(const char* what);
 

@@ -78,9 +78,8 @@ extern template void pool_norm_gelu_backward_cpu<float>(const PoolNormBackwardAr
 extern template void pool_norm_gelu_backward_cpu<double>(const PoolNormBackwardArgs<double, double>&,
                                                          const PoolNormShape&, bool);
 
-// The maps' element type on the device; per-channel values are float32 there, arithmetic float32 and the
-// channel sums double.
-enum class MapType : std::uint8_t { f32, f16, bf16 };
+// On the device (MapType: common.h) per-channel values are float32, arithmetic float32 and the channel sums
+// double.
 
 // Device scratch memory (doubles) the launchers need for `s`: per-block partial sums of every channel.
 std::int64_t pool_norm_workspace(const PoolNormShape& s);

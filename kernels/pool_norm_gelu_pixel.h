@@ -1,34 +1,14 @@
 // The per-element rules of the fused max-pool -> BatchNorm -> GELU, shared by the CPU reference and the CUDA
-// kernels: addressing, the 2x2 window's maximum, a channel's statistics, the GELU and each backward element.
+// kernels: a channel's statistics, the GELU and each backward element (addressing and windows: max_pool_pixel.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
 #include "kernels/common.h"
+#include "kernels/max_pool_pixel.h"
 
 namespace ft {
-
-// The memory offset of element (n, c, h, w) of a [*, C, H, W] map stored NHWC (channels_last) or NCHW, in the
-// index type I of the caller (the CUDA kernels index maps below 2^31 elements in 32 bits).
-template <typename I>
-FT_HOST_DEVICE inline I map_offset(I n, I c, I h, I w, I channels, I height, I width, bool channels_last) {
-  return channels_last ? ((n * height + h) * width + w) * channels + c : ((n * channels + c) * height + h) * width + w;
-}
-
-FT_HOST_DEVICE inline bool is_nan(double v) { return v != v; }
-
-// The maximum of a 2x2 window given in row-major order and its position 0..3: the first maximum wins and a NaN
-// propagates (the last one), as ATen's max_pool2d.
-template <typename A>
-FT_HOST_DEVICE inline A window_max(const A (&v)[4], std::uint8_t* index) {
-  A best = v[0];
-  std::uint8_t at = 0;
-  for (std::uint8_t k = 1; k < 4; ++k)
-    if (v[k] > best || is_nan(static_cast<double>(v[k]))) best = v[k], at = k;
-  *index = at;
-  return best;
-}
 
 // GELU with the error function (torch's approximate='none') and its derivative, Phi(z) + z phi(z). (The std::
 // functions are CUDA's own in device code.)

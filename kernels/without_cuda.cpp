@@ -4,6 +4,7 @@
 #include "kernels/common.h"
 #include "kernels/conv_relu.h"
 #include "kernels/device_query.h"
+#include "kernels/max_pool.h"
 #include "kernels/pool_norm_gelu.h"
 #include "kernels/rgb_to_gray.h"
 #include "kernels/stall.h"
@@ -22,6 +23,14 @@ void augment_batch_device(const std::uint8_t*, const std::int64_t*, std::int64_t
 
 void conv_bias_relu_device(const float*, const float*, const float*, float*, const ConvGeometry&, cudaStream_t) {
   cuda_not_built("conv_bias_relu_device");
+}
+
+void max_pool2_forward_device(MapType, const void*, void*, std::uint8_t*, const MaxPoolShape&, cudaStream_t) {
+  cuda_not_built("max_pool2_forward_device");
+}
+
+void max_pool2_backward_device(MapType, const void*, const std::uint8_t*, void*, const MaxPoolShape&, cudaStream_t) {
+  cuda_not_built("max_pool2_backward_device");
 }
 
 void stall_stream_device(double, cudaStream_t) { cuda_not_built("stall_stream_device"); }

@@ -42,11 +42,13 @@ struct Choices<ConvReluKernel> {
 };
 
 // model.pool_norm_gelu: fast_cifar's max-pool -> BatchNorm -> GELU (and BatchNorm -> GELU) as ATen's three
-// operations or as one fused kernel pair (kernels/pool_norm_gelu).
-enum class PoolNormGeluKernel { aten, fused };
+// operations, as the max-pool kernel (kernels/max_pool) and ATen's other two, or as one fused kernel pair
+// (kernels/pool_norm_gelu).
+enum class PoolNormGeluKernel { aten, pool, fused };
 template <>
 struct Choices<PoolNormGeluKernel> {
   static constexpr ChoiceName<PoolNormGeluKernel> names[] = {{PoolNormGeluKernel::aten, "aten"},
+                                                             {PoolNormGeluKernel::pool, "pool"},
                                                              {PoolNormGeluKernel::fused, "fused"}};
 };
 

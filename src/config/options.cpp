@@ -269,9 +269,10 @@ std::vector<Option> option_table(Config& c) {
          "fast_cifar: the whitening layer's bias rate falls linearly from its start to 0 at the end of "
          "model.whiten_bias_epochs (airbench94_muon) instead of following the schedule");
   b.choice("model.pool_norm_gelu", &c.model.pool_norm_gelu,
-           "fast_cifar: max-pool -> BatchNorm -> GELU (and BatchNorm -> GELU) as ATen's operations or as one fused "
-           "kernel pair (on an H200 the pair took 1.4x ATen's time in the fast recipe); synchronised BatchNorm "
-           "always takes ATen's");
+           "fast_cifar: max-pool -> BatchNorm -> GELU (and BatchNorm -> GELU) as ATen's operations (aten), as "
+           "fusetrain's 2x2 max-pool kernel (a byte per window kept for backward, not ATen's 8-byte index) then "
+           "ATen's BatchNorm and GELU (pool), or as one fused kernel pair (fused; on an H200 the pair took 1.4x "
+           "ATen's time in the fast recipe); synchronised BatchNorm always takes ATen's for the fused pair");
   b.choice("model.conv_relu", &c.model.conv_relu,
            "conv+ReLU implementation: aten (cuDNN/oneDNN) or fused (hand-written CUDA kernel)");
   b.add(layers_option(&c.model.layers));

@@ -53,7 +53,8 @@ SyncBatchNorm2d norm(std::int64_t channels) {
 }
 
 // conv3x3 -> maxpool 2x2 -> norm -> GELU -> conv3x3 -> norm -> GELU; each pool -> norm -> GELU (and norm ->
-// GELU) as ATen's operations or the fused kernels (models/pool_norm_gelu), as `kernel` says.
+// GELU) as ATen's operations, with the max-pool kernel or as the fused kernels (models/pool_norm_gelu), as
+// `kernel` says.
 class ConvGroupImpl : public torch::nn::Cloneable<ConvGroupImpl> {
  public:
   ConvGroupImpl(std::int64_t in_channels_, std::int64_t out_channels_, PoolNormGeluKernel kernel_)

@@ -2,7 +2,6 @@
 // current stream; CPU tensors to the reference, in float32 (float64 for float64 input), converted back after.
 #include "models/pool_norm_gelu.h"
 
-#include <ATen/DeviceAccelerator.h>
 #include <ATen/record_function.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -11,6 +10,8 @@
 #include <vector>
 
 #include "kernels/pool_norm_gelu.h"
+#include "models/kernel_tensors.h"
+#include "models/max_pool.h"
 #include "runtime/error.h"
 
 namespace ft {
@@ -40,26 +41,8 @@ at::ScalarType compute_type(const at::Tensor& x) {
 // The per-channel values' type: float32 on CUDA, the arithmetic's on the CPU.
 at::ScalarType channel_type(const at::Tensor& x) { return x.is_cuda() ? at::kFloat : compute_type(x); }
 
-template <typename P>
-P* pointer(const at::Tensor& t) {
-  return t.defined() ? static_cast<P*>(t.data_ptr()) : nullptr;
-}
-
 at::Tensor per_channel(const at::Tensor& t, at::ScalarType type) {
   return t.defined() ? t.detach().to(type).contiguous() : t;
-}
-
-MapType map_type(at::ScalarType type) {
-  switch (type) {
-    case at::kFloat: return MapType::f32;
-    case at::kHalf: return MapType::f16;
-    case at::kBFloat16: return MapType::bf16;
-    default: throw Error(cat("pool+norm+GELU: the CUDA kernels take float32, float16 or bfloat16, not ", type));
-  }
-}
-
-cudaStream_t current_stream(const at::Tensor& t) {
-  return static_cast<cudaStream_t>(at::accelerator::getCurrentStream(t.device().index()).native_handle());
 }
 
 at::Tensor workspace_for(const at::Tensor& like, const PoolNormShape& s) {
@@ -74,19 +57,19 @@ struct Maps {
 template <typename T, typename P>
 PoolNormForwardArgs<T, P> forward_args(const Maps& m) {
   PoolNormForwardArgs<T, P> f;
-  f.x = pointer<const T>(m.input), f.y = pointer<T>(m.y);
-  if (m.argmax.defined()) f.pooled = pointer<T>(m.pooled), f.argmax = pointer<std::uint8_t>(m.argmax);
-  f.weight = pointer<const P>(m.weight), f.bias = pointer<const P>(m.bias);
-  f.running_mean = pointer<P>(m.running_mean), f.running_var = pointer<P>(m.running_var);
-  f.mean = pointer<P>(m.mean), f.invstd = pointer<P>(m.invstd);
+  f.x = data_or_null<const T>(m.input), f.y = data_or_null<T>(m.y);
+  if (m.argmax.defined()) f.pooled = data_or_null<T>(m.pooled), f.argmax = data_or_null<std::uint8_t>(m.argmax);
+  f.weight = data_or_null<const P>(m.weight), f.bias = data_or_null<const P>(m.bias);
+  f.running_mean = data_or_null<P>(m.running_mean), f.running_var = data_or_null<P>(m.running_var);
+  f.mean = data_or_null<P>(m.mean), f.invstd = data_or_null<P>(m.invstd);
   return f;
 }
 
 void run_forward(const Maps& m, const PoolNormShape& s, const NormSettings& n) {
   if (m.input.is_cuda()) {
     const c10::DeviceGuard guard(m.input.device());
-    pool_norm_gelu_forward_device(map_type(m.input.scalar_type()), forward_args<void, float>(m),
-                                  workspace_for(m.input, s).data_ptr<double>(), s, n, current_stream(m.input));
+    pool_norm_gelu_forward_device(kernel_map_type(m.input, "pool+norm+GELU"), forward_args<void, float>(m),
+                                  workspace_for(m.input, s).data_ptr<double>(), s, n, current_cuda_stream(m.input));
   } else if (m.input.scalar_type() == at::kDouble) {
     pool_norm_gelu_forward_cpu(forward_args<double, double>(m), s, n);
   } else {
@@ -122,11 +105,11 @@ template <typename T, typename P>
 PoolNormBackwardArgs<T, P> backward_args(const Maps& m, const at::Tensor& grad_y, const at::Tensor& grad_x,
                                          const at::Tensor& grad_weight, const at::Tensor& grad_bias) {
   PoolNormBackwardArgs<T, P> b;
-  b.grad_y = pointer<const T>(grad_y), b.pooled = pointer<const T>(m.pooled);
-  b.argmax = pointer<const std::uint8_t>(m.argmax);
-  b.weight = pointer<const P>(m.weight), b.bias = pointer<const P>(m.bias);
-  b.mean = pointer<const P>(m.mean), b.invstd = pointer<const P>(m.invstd);
-  b.grad_x = pointer<T>(grad_x), b.grad_weight = pointer<P>(grad_weight), b.grad_bias = pointer<P>(grad_bias);
+  b.grad_y = data_or_null<const T>(grad_y), b.pooled = data_or_null<const T>(m.pooled);
+  b.argmax = data_or_null<const std::uint8_t>(m.argmax);
+  b.weight = data_or_null<const P>(m.weight), b.bias = data_or_null<const P>(m.bias);
+  b.mean = data_or_null<const P>(m.mean), b.invstd = data_or_null<const P>(m.invstd);
+  b.grad_x = data_or_null<T>(grad_x), b.grad_weight = data_or_null<P>(grad_weight), b.grad_bias = data_or_null<P>(grad_bias);
   return b;
 }
 
@@ -137,9 +120,9 @@ struct Grads {
 void run_backward(const Maps& m, const at::Tensor& grad_y, const Grads& g, const PoolNormShape& s, bool training) {
   if (grad_y.is_cuda()) {
     const c10::DeviceGuard guard(grad_y.device());
-    pool_norm_gelu_backward_device(map_type(grad_y.scalar_type()),
+    pool_norm_gelu_backward_device(kernel_map_type(grad_y, "pool+norm+GELU"),
                                    backward_args<void, float>(m, grad_y, g.x, g.weight, g.bias),
-                                   workspace_for(grad_y, s).data_ptr<double>(), s, training, current_stream(grad_y));
+                                   workspace_for(grad_y, s).data_ptr<double>(), s, training, current_cuda_stream(grad_y));
   } else if (grad_y.scalar_type() == at::kDouble) {
     pool_norm_gelu_backward_cpu(backward_args<double, double>(m, grad_y, g.x, g.weight, g.bias), s, training);
   } else {
@@ -209,8 +192,10 @@ bool fuses_pool_norm_gelu(PoolNormGeluKernel kernel, bool synchronized) {
 }
 
 at::Tensor pool_norm_gelu(const at::Tensor& x, SyncBatchNorm2dImpl& norm, int pool, PoolNormGeluKernel kernel) {
-  if (!fuses_pool_norm_gelu(kernel, norm.synchronized()))
-    return at::gelu(norm.forward(pool == 2 ? at::max_pool2d(x, 2) : x));
+  if (!fuses_pool_norm_gelu(kernel, norm.synchronized())) {
+    if (pool == 1) return at::gelu(norm.forward(x));
+    return at::gelu(norm.forward(kernel == PoolNormGeluKernel::pool ? max_pool2x2(x) : at::max_pool2d(x, 2)));
+  }
   const auto& o = norm.options;
   FT_REQUIRE(o.momentum().has_value(), "pool+norm+GELU: BatchNorm with a cumulative average (momentum None) is not "
              "supported by the fused kernels");

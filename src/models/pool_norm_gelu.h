@@ -30,7 +30,8 @@ at::Tensor fused_pool_norm_gelu(const at::Tensor& x, const PoolNormArgs& args);
 bool fuses_pool_norm_gelu(PoolNormGeluKernel kernel, bool synchronized);
 
 // gelu(norm(pool == 2 ? max_pool2d(x, 2) : x)) for a model's layer: fused where fuses_pool_norm_gelu says,
-// else ATen's three operations. Either way, in training, the layer counts the batch as LibTorch's BatchNorm does.
+// else ATen's three operations, the max-pool max_pool2x2's (models/max_pool) where `kernel` is pool. Either way,
+// in training, the layer counts the batch as LibTorch's BatchNorm does.
 at::Tensor pool_norm_gelu(const at::Tensor& x, SyncBatchNorm2dImpl& norm, int pool, PoolNormGeluKernel kernel);
 
 }  // namespace ft

@@ -10,6 +10,7 @@
 #include "kernels/augment.h"
 #include "kernels/common.h"
 #include "kernels/conv_relu.h"
+#include "kernels/max_pool.h"
 #include "kernels/pool_norm_gelu.h"
 #include "kernels/rgb_to_gray.h"
 #include "kernels/stall.h"
@@ -23,10 +24,15 @@ TEST(CudaEntryPoints, EachRefusesByNameInABuildWithoutCuda) {
   const AugmentParams augment{};
   const ConvGeometry conv{};
   const PoolNormShape shape{};
+  const MaxPoolShape pool{};
   const std::vector<std::pair<std::string, std::function<void()>>> entry_points = {
       {"augment_batch_device", [&] { augment_batch_device(nullptr, nullptr, 1, 0, augment, nullptr, nullptr, nullptr); }},
       {"conv_bias_relu_device", [&] { conv_bias_relu_device(nullptr, nullptr, nullptr, nullptr, conv, nullptr); }},
       {"stall_stream_device", [] { stall_stream_device(0.001, nullptr); }},
+      {"max_pool2_forward_device",
+       [&] { max_pool2_forward_device(MapType::f32, nullptr, nullptr, nullptr, pool, nullptr); }},
+      {"max_pool2_backward_device",
+       [&] { max_pool2_backward_device(MapType::f32, nullptr, nullptr, nullptr, pool, nullptr); }},
       {"pool_norm_workspace", [&] { pool_norm_workspace(shape); }},
       {"pool_norm_gelu_forward_device",
        [&] { pool_norm_gelu_forward_device(MapType::f32, {}, nullptr, shape, NormSettings{}, nullptr); }},

@@ -202,12 +202,13 @@ TEST(PoolNormGeluLayer, FusedAndATenLayersAgree) {
 }
 
 // The layer runs the path it is given: the fused kernels refuse a BatchNorm with a cumulative average (momentum
-// None), which ATen's composition takes.
+// None), which ATen's composition takes, after either max-pool.
 TEST(PoolNormGeluLayer, RunsThePathItIsGiven) {
   SyncBatchNorm2d cumulative(torch::nn::BatchNorm2dOptions(4).momentum(std::nullopt));
   const at::Tensor x = at::randn({2, 4, 4, 4});
   for (int pool : {1, 2}) {
     EXPECT_NO_THROW(pool_norm_gelu(x, *cumulative, pool, PoolNormGeluKernel::aten)) << "pool " << pool;
+    EXPECT_NO_THROW(pool_norm_gelu(x, *cumulative, pool, PoolNormGeluKernel::pool)) << "pool " << pool;
     EXPECT_THROW(pool_norm_gelu(x, *cumulative, pool, PoolNormGeluKernel::fused), Error) << "pool " << pool;
   }
 }
@@ -217,6 +218,8 @@ TEST(PoolNormGeluLayer, FusedOnlyWhenAskedAndNeverForSynchronisedBatchNorm) {
   EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::fused, true));
   EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::aten, false));
   EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::aten, true));
+  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::pool, false));
+  EXPECT_FALSE(fuses_pool_norm_gelu(PoolNormGeluKernel::pool, true));
   EXPECT_EQ(ModelConfig{}.pool_norm_gelu, PoolNormGeluKernel::aten) << "the default";
 }
 

@@ -1,0 +1,23 @@
+// What a LibTorch op over kernels/ needs of a tensor: its data as a pointer, the kernels' element type of its
+// maps and the CUDA stream its device is current on.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "kernels/common.h"
+
+namespace ft {
+
+// t's data as T* (the kernels' view of it), null where t is undefined.
+template <typename T>
+T* data_or_null(const at::Tensor& t) {
+  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
+}
+
+// float32, float16 or bfloat16 as the kernels' MapType; any other type is refused naming `op`.
+MapType kernel_map_type(const at::Tensor& t, const char* op);
+
+// The current stream of t's CUDA device (the one LibTorch's own kernels run on).
+cudaStream_t current_cuda_stream(const at::Tensor& t);
+
+}  // namespace ft
