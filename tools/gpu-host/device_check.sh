@@ -34,8 +34,11 @@
 #                  recipe eager and graphed against airbench94, SEEDS (at least 5) seeds interleaved, each a
 #                  fresh process after its warm-up, through tools/bench/fast_cifar.sh (WARMUP, STEPS, SET pass on);
 #                  muon_vs_airbench (in no tier): the Muon recipe eager and graphed against airbench94_muon.py;
-#                  fast_variants (in no tier): the graphed recipe with ATen's or the fused pool+norm+GELU, and fp16
-#                  weights, VARIANT_SEEDS [2] seeds
+#                  fast_variants (in no tier): the graphed recipe with ATen's pool+norm+GELU, the max-pool kernel
+#                  or the fused pair, and fp16 weights, VARIANT_SEEDS [2] seeds; fast_pick (in no tier): the
+#                  model.pool_norm_gelu of PICK_KERNELS [aten pool] whose graphed recipe trains fastest over
+#                  PICK_SEEDS [2] seeds, every seed at PICK_MIN_ACC % [93.5] or more, which the two comparison
+#                  rows after it in the call then run (where SET is not given)
 #   SEEDS=3        tier 2: the fast recipe's seeds 1 .. SEEDS-1 (tier 1 runs seed 0)
 #   FUSETRAIN_CIFAR10_JPG=FILE  the CIFAR-10 JPEG archive of the fast recipe [BUNDLE_DIR/cifar10-jpg.tar.xz]
 #   DEVICE_CHECK_DEPS=DIR       where the bundle's .deb files are unpacked [/tmp/fusetrain-deps]
@@ -207,6 +210,8 @@ row_step_graphs() { bench_step --cuda-graphs; }
 
 # fast_run LABEL SEED [--set k=v...]: the fast recipe (FAST_CONFIG [configs/fast/cifar10.yaml]) once; its accuracy
 # and training seconds as a figure.
+# fast_run LABEL SEED [ARG...]: the fast recipe (FAST_CONFIG) on the fast shards, its accuracy and training time as
+# a figure and a line of $fast/runs.tsv (label, seed, accuracy %, training s).
 fast_run() {
   local label=$1 seed=$2 name config=${FAST_CONFIG:-$root/configs/fast/cifar10.yaml}
   shift 2
@@ -215,8 +220,46 @@ fast_run() {
   "$(build_dir)/bin/fusetrain" train --config "$config" --set "data.path=$fast/data" --set "output.dir=$fast/runs" \
     --set "output.name=$name" --set output.overwrite=true --set "train.seed=$seed" "$@" || return 1
   "$(build_dir)/bin/fusetrain" report --csv "$fast/runs/$name.h5" |
-    awk -F, -v n="$name" 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
-                          { print "figure: " n " acc " $c["final_acc_%"] "%, train " $c["train_s"] " s" }'
+    awk -F, -v n="$name" -v label="$label" -v seed="$seed" -v runs="$fast/runs.tsv" '
+      NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+      { print "figure: " n " acc " $c["final_acc_%"] "%, train " $c["train_s"] " s"
+        print label "\t" seed "\t" $c["final_acc_%"] "\t" $c["train_s"] >> runs }'
+}
+
+# pick_fastest RUNS FLOOR PREFIX SEEDS: of the runs labelled PREFIX<K> in RUNS (fast_run's lines), the K with the
+# lowest mean training time whose SEEDS seeds all ran and reached FLOOR % (a tie: the first in sort order);
+# status 1 if none did.
+pick_fastest() {
+  awk -F'\t' -v floor="$2" -v prefix="$3" -v seeds="$4" '
+    index($1, prefix) == 1 { k = substr($1, length(prefix) + 1); n[k]++; t[k] += $4
+                             if (!(k in low) || $3 + 0 < low[k]) low[k] = $3 + 0 }
+    END { for (k in n) {
+            if (n[k] != seeds + 0 || low[k] < floor + 0) continue
+            if (best == "" || t[k] / n[k] < t[best] / n[best] || (t[k] / n[k] == t[best] / n[best] && k < best)) best = k
+          }
+          if (best == "") exit 1
+          print best }' "$1"
+}
+
+# The model.pool_norm_gelu the comparison rows run, picked by measurement in this call (ROWS' fast_pick): each of
+# PICK_KERNELS graphed at 476 steps after the warm-up, PICK_SEEDS seeds interleaved; the pick goes to
+# $fast/pick.set, which fast_cifar_table passes on.
+row_fast_pick() {
+  local s k pick status=0
+  mkdir -p "$fast" && rm -f "$fast/pick.set" "$fast/runs.tsv"
+  for ((s = 0; s < ${PICK_SEEDS:-2}; ++s)); do
+    for k in ${PICK_KERNELS:-aten pool}; do
+      fast_run "pick-$k" "$s" --set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476 \
+        --set "model.pool_norm_gelu=$k" || status=1
+    done
+  done
+  if [ ! -f "$fast/runs.tsv" ] || ! pick=$(pick_fastest "$fast/runs.tsv" "${PICK_MIN_ACC:-93.5}" pick- "${PICK_SEEDS:-2}"); then
+    echo "figure: no model.pool_norm_gelu of '${PICK_KERNELS:-aten pool}' ran and reached ${PICK_MIN_ACC:-93.5}% on every seed"
+    return 1
+  fi
+  echo "model.pool_norm_gelu=$pick" > "$fast/pick.set"
+  echo "figure: picked model.pool_norm_gelu=$pick (the fastest mean training time at ${PICK_MIN_ACC:-93.5}% or more)"
+  return "$status"
 }
 row_fast_eager_s0() { fast_run fast 0; }
 row_fast_graphs_s0() { fast_run fast-graphs 0 --set train.cuda_graphs=true; }
@@ -272,6 +315,7 @@ row_fast_variants() {
   local s status=0 steps=(--set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476)
   for ((s = 0; s < ${VARIANT_SEEDS:-2}; ++s)); do
     fast_run fast-aten "$s" "${steps[@]}" --set model.pool_norm_gelu=aten || status=1
+    fast_run fast-pool "$s" "${steps[@]}" --set model.pool_norm_gelu=pool || status=1
     fast_run fast-fused "$s" "${steps[@]}" --set model.pool_norm_gelu=fused || status=1
     fast_run fast-aten-half "$s" "${steps[@]}" --set model.pool_norm_gelu=aten --set precision.half_weights=true ||
       status=1
@@ -279,12 +323,26 @@ row_fast_variants() {
   return "$status"
 }
 
+# The settings of the comparison rows: SET where given, else fast_pick's pick on this host, else none.
+comparison_set() {
+  if [ -n "${SET:-}" ]; then
+    echo "$SET"
+  elif [ -f "$fast/pick.set" ]; then
+    cat "$fast/pick.set"
+  fi
+}
+
 # fast_cifar_table OUT_NAME [VAR=VALUE...]: tools/bench/fast_cifar.sh on the fast recipe's shards (the binary set
-# where the data stage made it), SEEDS [5] seeds, graphed too, under the settings given; its table as figures.
+# where the data stage made it), SEEDS [5] seeds, graphed too, under the settings given (SET, else fast_pick's
+# pick); its table as figures.
 fast_cifar_table() {
+  local set
+  set=$(comparison_set)
   echo "figure: data $(cat "$fast/data/.source" 2> /dev/null || echo "cifar10-jpg (JPEG quality 75)")"
+  [ -z "$set" ] || echo "figure: settings $set"
   env OUT="$fast/$1" FUSETRAIN_BIN="$(build_dir)/bin" PYTHON="${FUSETRAIN_PYTHON:-python3}" GRAPHS=1 PYTORCH=no \
-    "${@:2}" bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" | figures '^(\| [^|-]|time ratio|fast_cifar)'
+    SET="$set" "${@:2}" bash "$root/tools/bench/fast_cifar.sh" "$fast/data" "${SEEDS:-5}" |
+    figures '^(\| [^|-]|time ratio|fast_cifar)'
 }
 
 # The fast recipe against airbench94, seed by seed in fresh processes, fusetrain after train.warmup_steps and
