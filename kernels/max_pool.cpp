@@ -31,7 +31,8 @@ void for_each_pooled(const MaxPoolShape& s, F&& visit) {
   for (std::int64_t n = 0; n < s.batch; ++n)
     for (std::int64_t c = 0; c < s.channels; ++c)
       for (std::int64_t h = 0; h < oh; ++h)
-        for (std::int64_t w = 0; w < ow; ++w) visit(n, c, h, w, map_offset(n, c, h, w, s.channels, oh, ow, s.channels_last));
+        for (std::int64_t w = 0; w < ow; ++w)
+          visit(n, c, h, w, map_offset(n, c, h, w, s.channels, oh, ow, s.channels_last));
 }
 
 }  // namespace

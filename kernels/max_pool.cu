@@ -86,7 +86,8 @@ void backward_wide(const T* grad_y, const std::uint8_t* argmax, T* grad_x, const
 template <typename T>
 void forward_typed(const T* x, T* y, std::uint8_t* argmax, const MaxPoolShape& s, cudaStream_t stream) {
   constexpr int kWide = 16 / sizeof(T);
-  if (max_pool_vector_width(s, sizeof(T), {x, y, argmax}) == kWide) return forward_wide<T, kWide>(x, y, argmax, s, stream);
+  if (max_pool_vector_width(s, sizeof(T), {x, y, argmax}) == kWide)
+    return forward_wide<T, kWide>(x, y, argmax, s, stream);
   forward_wide<T, 1>(x, y, argmax, s, stream);
 }
 

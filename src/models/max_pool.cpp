@@ -85,7 +85,8 @@ struct MaxPool2x2Function : public torch::autograd::Function<MaxPool2x2Function>
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const MaxPoolShape s = pool_shape_of(ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["channels_last"].toBool());
+    const MaxPoolShape s =
+        pool_shape_of(ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["channels_last"].toBool());
     const at::Tensor& grad = grad_outputs[0];
     return {pool_backward(computed(grad, s), ctx->get_saved_variables()[0], s).to(grad.scalar_type())};
   }

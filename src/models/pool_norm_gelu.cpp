@@ -109,7 +109,8 @@ PoolNormBackwardArgs<T, P> backward_args(const Maps& m, const at::Tensor& grad_y
   b.argmax = data_or_null<const std::uint8_t>(m.argmax);
   b.weight = data_or_null<const P>(m.weight), b.bias = data_or_null<const P>(m.bias);
   b.mean = data_or_null<const P>(m.mean), b.invstd = data_or_null<const P>(m.invstd);
-  b.grad_x = data_or_null<T>(grad_x), b.grad_weight = data_or_null<P>(grad_weight), b.grad_bias = data_or_null<P>(grad_bias);
+  b.grad_x = data_or_null<T>(grad_x), b.grad_weight = data_or_null<P>(grad_weight);
+  b.grad_bias = data_or_null<P>(grad_bias);
   return b;
 }
 

@@ -60,7 +60,8 @@ void expect_equal_to_aten(const Case& c, const at::TensorOptions& options) {
 
 TEST(MaxPool2x2Op, EqualsATenOnTheCpu) {
   for (const Case& c : kCases)
-    for (at::ScalarType type : {at::kFloat, at::kDouble, at::kHalf}) expect_equal_to_aten(c, at::TensorOptions().dtype(type));
+    for (at::ScalarType type : {at::kFloat, at::kDouble, at::kHalf})
+      expect_equal_to_aten(c, at::TensorOptions().dtype(type));
 }
 
 // A window of equal values sends its gradient to the first; NaN propagates, and its gradient goes where ATen's
@@ -148,8 +149,8 @@ TEST(MaxPool2x2Op, PoolChoiceRunsTheKernel) {
   const at::Tensor my = mine->forward(images), ay = theirs->forward(images);
   const std::string net = graph_of(my);
   std::size_t kernels = 0;
-  for (std::size_t at = net.find("MaxPool2x2Function"); at != std::string::npos; at = net.find("MaxPool2x2Function", at + 1))
-    ++kernels;
+  const std::string node = "MaxPool2x2Function";
+  for (std::size_t at = net.find(node); at != std::string::npos; at = net.find(node, at + 1)) ++kernels;
   EXPECT_EQ(kernels, 3u) << "one max-pool a group";
   EXPECT_TRUE(at::equal(my, ay)) << "the fast net with the kernel is the same function";
 }
