@@ -355,7 +355,8 @@ def read_equivalents(path: pathlib.Path) -> dict:
 def unit_suites(tree: pathlib.Path, src_path: str) -> list:
     """GoogleTest suites of the unit tests that own src_path: its mirror test file and the test files that
     include its header."""
-    rel = pathlib.PurePosixPath(src_path).relative_to("src")
+    path = pathlib.PurePosixPath(src_path)
+    rel = path.relative_to("src") if path.parts[0] == "src" else path  # kernels/ is included by its folder
     header = str(rel.with_suffix(".h"))
     mirror = tree / "tests" / "unit" / rel.parent / f"test_{rel.stem}.cpp"
     suites = []
@@ -408,7 +409,7 @@ class Scratch:
         self.baselines = self.dir / "baselines.json"
         self.objects = self._objects()
         self.tests_digest = self._digest("tests")
-        self.tree_digest = sha(self._digest("src") + self.tests_digest)
+        self.tree_digest = sha(self._digest("src") + self._digest("kernels") + self.tests_digest)
         self.tests = None  # ctest name -> build targets, once the tree is built
         self.originals = {}  # path -> the unmutated text of a file being mutated
 
