@@ -148,6 +148,12 @@ TEST(MaxPoolKernel, ShapeChecks) {
   EXPECT_THROW(check_max_pool_shape(shape(1, 1, 2, 1, true)), Error);
   EXPECT_THROW(check_max_pool_shape(shape(0, 1, 4, 4, false)), Error);
   EXPECT_THROW(check_max_pool_shape(shape(1, 0, 4, 4, false)), Error);
+  // The reference checks before it reads or writes: backward would otherwise zero a map it has no window of.
+  std::vector<float> map(5, 7), pooled(1, 1);
+  std::vector<std::uint8_t> position(1, 0);
+  EXPECT_THROW(max_pool2_forward_cpu(map.data(), pooled.data(), position.data(), shape(1, 1, 1, 5, false)), Error);
+  EXPECT_THROW(max_pool2_backward_cpu(pooled.data(), position.data(), map.data(), shape(1, 1, 1, 5, false)), Error);
+  EXPECT_EQ(map, std::vector<float>(5, 7)) << "a refused backward wrote";
   try {
     check_max_pool_shape(shape(2, 3, 1, 5, true));
     ADD_FAILURE() << "a 1x5 map was taken";

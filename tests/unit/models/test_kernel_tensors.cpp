@@ -1,0 +1,36 @@
+// Tests of the tensor-to-kernel glue: each map type the kernels take, the refusal of any other naming the op, and
+// a tensor's data pointer (null for an undefined tensor).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "models/kernel_tensors.h"
+#include "runtime/error.h"
+
+namespace ft {
+namespace {
+
+TEST(KernelTensors, MapTypeOfEachTypeTheKernelsTake) {
+  EXPECT_EQ(kernel_map_type(at::zeros({2}, at::kFloat), "op"), MapType::f32);
+  EXPECT_EQ(kernel_map_type(at::zeros({2}, at::kHalf), "op"), MapType::f16);
+  EXPECT_EQ(kernel_map_type(at::zeros({2}, at::kBFloat16), "op"), MapType::bf16);
+  for (at::ScalarType other : {at::kDouble, at::kInt, at::kByte}) {
+    try {
+      kernel_map_type(at::zeros({2}, other), "max-pool 2x2");
+      ADD_FAILURE() << "took " << other;
+    } catch (const Error& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find("max-pool 2x2: the CUDA kernels take float32, float16 or bfloat16, not "), std::string::npos)
+          << text;
+    }
+  }
+}
+
+TEST(KernelTensors, DataOrNull) {
+  EXPECT_EQ(data_or_null<float>(at::Tensor()), nullptr);
+  const at::Tensor t = at::zeros({3});
+  EXPECT_EQ(data_or_null<const float>(t), t.data_ptr<float>());
+}
+
+}  // namespace
+}  // namespace ft
