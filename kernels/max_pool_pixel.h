@@ -15,16 +15,15 @@ FT_HOST_DEVICE inline I map_offset(I n, I c, I h, I w, I channels, I height, I w
   return channels_last ? ((n * height + h) * width + w) * channels + c : ((n * channels + c) * height + h) * width + w;
 }
 
-FT_HOST_DEVICE inline bool is_nan(double v) { return v != v; }
-
 // The maximum of a 2x2 window given in row-major order and its position 0..3: the first maximum wins and a NaN
-// propagates (the last one), as ATen's max_pool2d.
+// propagates (the last one), as ATen's max_pool2d. A: float or double (v != v is the NaN test in the type
+// itself, no conversion to double on the device).
 template <typename A>
 FT_HOST_DEVICE inline A window_max(const A (&v)[4], std::uint8_t* index) {
   A best = v[0];
   std::uint8_t at = 0;
   for (std::uint8_t k = 1; k < 4; ++k)
-    if (v[k] > best || is_nan(static_cast<double>(v[k]))) best = v[k], at = k;
+    if (v[k] > best || v[k] != v[k]) best = v[k], at = k;
   *index = at;
   return best;
 }

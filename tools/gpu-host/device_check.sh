@@ -374,16 +374,19 @@ resnet_pytorch() {
 row_resnet_pytorch_eager() { resnet_pytorch --no-compile; }
 row_resnet_pytorch_compiled() { resnet_pytorch --compile; }
 
-# profile_fast LABEL GRAPHS: 10 steps of the fast recipe's epoch 1 (after 20) under the operator profiler:
-# wall time per step against the GPU's busy time. The profiler attaches as the run starts on a device, so
-# before the graphed run's capture (OpProfiler), and records steps 24-33.
+# profile_fast LABEL GRAPHS: 10 steps of the fast recipe's epoch 1 (after 20) under the operator profiler, with
+# the comparison rows' settings (comparison_set): wall time per step against the GPU's busy time. The profiler
+# attaches as the run starts on a device, so before the graphed run's capture (OpProfiler), and records steps 24-33.
 profile_fast() {
-  local dir=$fast/profile
+  local dir=$fast/profile kv sets=()
   ensure_fast_data || return 1
   mkdir -p "$dir"
+  for kv in $(comparison_set); do sets+=(--set "$kv"); done
+  [ ${#sets[@]} -eq 0 ] || echo "figure: settings $(comparison_set)"
   "$(build_dir)/bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" --set "data.path=$fast/data" \
     --set "output.dir=$dir" --set "output.name=fast-$1" --set train.epochs=1 --set "train.cuda_graphs=$2" \
-    --set profile.wait=20 --set profile.warmup=3 --set profile.active=10 --set "profile.trace=$dir/$1.json" || return 1
+    --set profile.wait=20 --set profile.warmup=3 --set profile.active=10 --set "profile.trace=$dir/$1.json" \
+    "${sets[@]}" || return 1
   "${FUSETRAIN_PYTHON:-python3}" "$root/tools/bench/trace_summary.py" "$dir/$1.json" --steps 10 --label "fast_$1" |
     figures '^trace_summary'
 }
