@@ -137,7 +137,9 @@ write_plan() {
     fi
     echo "call $call: carry [$carry], parts ${parts/-/none}, $(mib $((size + checkout))) with the checkout"
     if [ "$call" = "$n" ]; then
-      echo "    bash tools/gpu-host/data_assemble.sh stash $dir/call$call && STAGES=\"probe unpack data cases speed\" CASES=gpu.cuda_kernels ROWS=\"fast_variants fast_vs_airbench muon_vs_airbench\" SEEDS=5 BUDGET_S=570 bash tools/gpu-host/device_check.sh $bundle_dir \"\$OUT\""
+      echo "    bash tools/gpu-host/data_assemble.sh stash $dir/call$call && STAGES=\"probe unpack data cases speed\" CASES=gpu.cuda_kernels ROWS=\"fast_pick fast_vs_airbench\" SEEDS=5 BUDGET_S=500 bash tools/gpu-host/device_check.sh $bundle_dir \"\$OUT\""
+      echo "call $((call + 1)) (nothing carried, within ~30 s): the Muon comparison on the same shards and pick"
+      echo "    STAGES=speed ROWS=\"muon_vs_airbench profile_eager fast_variants\" SEEDS=5 BUDGET_S=480 bash tools/gpu-host/device_check.sh $bundle_dir \"\$OUT\""
     else
       echo "    bash tools/gpu-host/data_assemble.sh stash $dir/call$call"
     fi
