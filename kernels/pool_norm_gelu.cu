@@ -1,5 +1,5 @@
-// CUDA max-pool -> BatchNorm -> GELU, forward and backward, over fp32, fp16 or bf16 maps in NHWC or NCHW: per-block
-// channel sums into a workspace (deterministic, no atomics), a per-channel finish, then one element-wise pass.
+// CUDA max-pool -> BatchNorm -> GELU forward and backward, fp32/fp16/bf16 maps, NHWC or NCHW: per-block channel
+// sums into a workspace (deterministic, no atomics), a warp per channel to finish them, then one element-wise pass.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -111,20 +111,42 @@ __global__ void pool_stats_kernel(const T* __restrict__ x, T* __restrict__ poole
   write_block_sums(sum, squares, partial, g.channels, c);
 }
 
+// The finish kernels give each channel a warp (kWarp lanes), kChannelsPerBlock channels a block.
+constexpr int kWarp = 32;
+constexpr int kChannelsPerBlock = 4;
+
+// The warp's channel; the whole warp shares it, so a warp past the last channel returns as one.
+__device__ inline std::int64_t warp_channel() { return (blockIdx.x * blockDim.x + threadIdx.x) / kWarp; }
+
+// Channel c's two sums over the workspace's `rows` rows (first sums in rows 0.., second in rows rows..): lane l
+// adds rows l, l + 32, ..., then a fixed butterfly adds the lanes, the same order in every run (deterministic).
+// Every lane gets both sums. Each row read by one lane instead of all by one thread: the rows' loads overlap.
+__device__ inline void warp_row_sums(const double* partial, int rows, std::int64_t channels, std::int64_t c,
+                                     double* first, double* second) {
+  double a = 0, b = 0;
+  for (int r = threadIdx.x % kWarp; r < rows; r += kWarp)
+    a += partial[r * channels + c], b += partial[(rows + r) * channels + c];
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    a += __shfl_xor_sync(0xffffffffu, a, offset), b += __shfl_xor_sync(0xffffffffu, b, offset);
+  *first = a, *second = b;
+}
+
 // Per channel: the rows' sums added; training: mean, invstd and the running statistics' move; eval: the
-// running statistics' mean and invstd.
+// running statistics' mean and invstd. Lane 0 of the channel's warp writes.
 __global__ void finish_stats_kernel(const double* __restrict__ partial, int rows, float* running_mean,
                                     float* running_var, float* __restrict__ mean, float* __restrict__ invstd,
                                     std::int64_t channels, std::int64_t pixels, NormSettings n) {
-  const std::int64_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::int64_t c = warp_channel();
   if (c >= channels) return;
   if (!n.training) {
+    if (threadIdx.x % kWarp != 0) return;
     mean[c] = running_mean[c];
     invstd[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(running_var[c]) + n.eps));
     return;
   }
-  double sum = 0, squares = 0;
-  for (int r = 0; r < rows; ++r) sum += partial[r * channels + c], squares += partial[(rows + r) * channels + c];
+  double sum, squares;
+  warp_row_sums(partial, rows, channels, c, &sum, &squares);
+  if (threadIdx.x % kWarp != 0) return;
   const double count = static_cast<double>(pixels);
   const ChannelNorm stats = batch_norm_of(sum, squares, count, n.eps);
   mean[c] = static_cast<float>(stats.mean), invstd[c] = static_cast<float>(stats.invstd);
@@ -181,10 +203,11 @@ __global__ void grad_sums_kernel(const T* __restrict__ grad_y, const T* __restri
 // in the workspace's last 2 x channels doubles.
 __global__ void finish_grad_sums_kernel(double* partial, int rows, float* grad_weight, float* grad_bias,
                                         std::int64_t channels, std::int64_t pixels) {
-  const std::int64_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::int64_t c = warp_channel();
   if (c >= channels) return;
-  double sum_gz = 0, sum_gz_xhat = 0;
-  for (int r = 0; r < rows; ++r) sum_gz += partial[r * channels + c], sum_gz_xhat += partial[(rows + r) * channels + c];
+  double sum_gz, sum_gz_xhat;
+  warp_row_sums(partial, rows, channels, c, &sum_gz, &sum_gz_xhat);
+  if (threadIdx.x % kWarp != 0) return;
   if (grad_bias) grad_bias[c] = static_cast<float>(sum_gz);
   if (grad_weight) grad_weight[c] = static_cast<float>(sum_gz_xhat);
   double* means = partial + 2 * rows * channels;
@@ -255,7 +278,9 @@ dim3 pixel_grid(const PoolNormShape& s) {
               static_cast<unsigned>(std::min(ceil_div<std::int64_t>(pooled_pixels(s), kTileRows), kMaxGridYZ)));
 }
 
-int channel_blocks(const PoolNormShape& s) { return static_cast<int>(ceil_div<std::int64_t>(s.channels, 128)); }
+int channel_blocks(const PoolNormShape& s) {
+  return static_cast<int>(ceil_div<std::int64_t>(s.channels, kChannelsPerBlock));
+}
 
 }  // namespace
 
@@ -280,9 +305,8 @@ void forward_indexed(const PoolNormForwardArgs<void, float>& a, double* workspac
     pool_stats_kernel<T, 1><<<tile_grid(s), block, 0, stream>>>(x, pooled, a.argmax, workspace, g);
     FT_CHECK_LAUNCH();
   }
-  finish_stats_kernel<<<channel_blocks(s), 128, 0, stream>>>(workspace, partial_rows(s), a.running_mean,
-                                                              a.running_var, a.mean, a.invstd, s.channels,
-                                                              pooled_pixels(s), n);
+  finish_stats_kernel<<<channel_blocks(s), kChannelsPerBlock * kWarp, 0, stream>>>(
+      workspace, partial_rows(s), a.running_mean, a.running_var, a.mean, a.invstd, s.channels, pooled_pixels(s), n);
   FT_CHECK_LAUNCH();
   const T* source = s.pool == 2 ? pooled : x;
   normalize_gelu_kernel<T, I><<<grid_blocks(pooled_pixels(s) * s.channels), kThreadsPerBlock, 0, stream>>>(
@@ -301,8 +325,8 @@ void backward_indexed(const PoolNormBackwardArgs<void, float>& a, double* worksp
   grad_sums_kernel<T, I><<<tile_grid(s), block, 0, stream>>>(grad_y, pooled, a.weight, a.bias, a.mean, a.invstd,
                                                               workspace, g);
   FT_CHECK_LAUNCH();
-  finish_grad_sums_kernel<<<channel_blocks(s), 128, 0, stream>>>(workspace, rows, a.grad_weight, a.grad_bias,
-                                                                  s.channels, pooled_pixels(s));
+  finish_grad_sums_kernel<<<channel_blocks(s), kChannelsPerBlock * kWarp, 0, stream>>>(
+      workspace, rows, a.grad_weight, a.grad_bias, s.channels, pooled_pixels(s));
   FT_CHECK_LAUNCH();
   if (!a.grad_x) return;
   const double* means = workspace + 2 * rows * s.channels;
