@@ -208,10 +208,9 @@ bench_step() {
 row_step_eager() { bench_step; }
 row_step_graphs() { bench_step --cuda-graphs; }
 
-# fast_run LABEL SEED [--set k=v...]: the fast recipe (FAST_CONFIG [configs/fast/cifar10.yaml]) once; its accuracy
-# and training seconds as a figure.
-# fast_run LABEL SEED [ARG...]: the fast recipe (FAST_CONFIG) on the fast shards, its accuracy and training time as
-# a figure and a line of $fast/runs.tsv (label, seed, accuracy %, training s).
+# fast_run LABEL SEED [--set k=v...]: the fast recipe (FAST_CONFIG [configs/fast/cifar10.yaml]) once on the fast
+# shards; its accuracy and training seconds as a figure and a line of $fast/runs.tsv (label, seed, accuracy %,
+# training s).
 fast_run() {
   local label=$1 seed=$2 name config=${FAST_CONFIG:-$root/configs/fast/cifar10.yaml}
   shift 2
@@ -241,24 +240,26 @@ pick_fastest() {
           print best }' "$1"
 }
 
+# The graphed recipe at the comparison's clocks: 5 warm-up steps, then airbench94's 476 steps.
+GRAPHED_476=(--set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476)
+
 # The model.pool_norm_gelu the comparison rows run, picked by measurement in this call (ROWS' fast_pick): each of
-# PICK_KERNELS graphed at 476 steps after the warm-up, PICK_SEEDS seeds interleaved; the pick goes to
-# $fast/pick.set, which fast_cifar_table passes on.
+# PICK_KERNELS graphed at the comparison's clocks, PICK_SEEDS seeds interleaved; the pick goes to $fast/pick.set,
+# which comparison_set passes on.
 row_fast_pick() {
-  local s k pick status=0
+  local s k pick status=0 kernels=${PICK_KERNELS:-aten pool} floor=${PICK_MIN_ACC:-93.5} seeds=${PICK_SEEDS:-2}
   mkdir -p "$fast" && rm -f "$fast/pick.set" "$fast/runs.tsv"
-  for ((s = 0; s < ${PICK_SEEDS:-2}; ++s)); do
-    for k in ${PICK_KERNELS:-aten pool}; do
-      fast_run "pick-$k" "$s" --set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476 \
-        --set "model.pool_norm_gelu=$k" || status=1
+  for ((s = 0; s < seeds; ++s)); do
+    for k in $kernels; do
+      fast_run "pick-$k" "$s" "${GRAPHED_476[@]}" --set "model.pool_norm_gelu=$k" || status=1
     done
   done
-  if [ ! -f "$fast/runs.tsv" ] || ! pick=$(pick_fastest "$fast/runs.tsv" "${PICK_MIN_ACC:-93.5}" pick- "${PICK_SEEDS:-2}"); then
-    echo "figure: no model.pool_norm_gelu of '${PICK_KERNELS:-aten pool}' ran and reached ${PICK_MIN_ACC:-93.5}% on every seed"
+  if [ ! -f "$fast/runs.tsv" ] || ! pick=$(pick_fastest "$fast/runs.tsv" "$floor" pick- "$seeds"); then
+    echo "figure: no model.pool_norm_gelu of '$kernels' ran and reached $floor% on every seed"
     return 1
   fi
   echo "model.pool_norm_gelu=$pick" > "$fast/pick.set"
-  echo "figure: picked model.pool_norm_gelu=$pick (the fastest mean training time at ${PICK_MIN_ACC:-93.5}% or more)"
+  echo "figure: picked model.pool_norm_gelu=$pick (the fastest mean training time at $floor% or more)"
   return "$status"
 }
 row_fast_eager_s0() { fast_run fast 0; }
@@ -308,17 +309,17 @@ row_fast_pytorch_compiled() {
     --seeds 1 --compile | figures '^fast_cifar seed='
 }
 
-# The fast recipe graphed at the comparison's clocks (5 warm-up steps, 476 steps), VARIANT_SEEDS seeds [2]
-# interleaved: max-pool -> BatchNorm -> GELU as ATen's operations (the default), as the fused kernel pair, and
-# ATen's with fp16 weights (BatchNorm in float32); accuracy and training seconds of each run as figures.
+# The fast recipe graphed at the comparison's clocks, VARIANT_SEEDS seeds [2] interleaved: max-pool -> BatchNorm ->
+# GELU as ATen's operations (the default), with the max-pool kernel, as the fused kernel pair, and ATen's with
+# fp16 weights (BatchNorm in float32); accuracy and training seconds of each run as figures.
 row_fast_variants() {
-  local s status=0 steps=(--set train.cuda_graphs=true --set train.warmup_steps=5 --set train.max_steps=476)
+  local s status=0
   for ((s = 0; s < ${VARIANT_SEEDS:-2}; ++s)); do
-    fast_run fast-aten "$s" "${steps[@]}" --set model.pool_norm_gelu=aten || status=1
-    fast_run fast-pool "$s" "${steps[@]}" --set model.pool_norm_gelu=pool || status=1
-    fast_run fast-fused "$s" "${steps[@]}" --set model.pool_norm_gelu=fused || status=1
-    fast_run fast-aten-half "$s" "${steps[@]}" --set model.pool_norm_gelu=aten --set precision.half_weights=true ||
-      status=1
+    fast_run fast-aten "$s" "${GRAPHED_476[@]}" --set model.pool_norm_gelu=aten || status=1
+    fast_run fast-pool "$s" "${GRAPHED_476[@]}" --set model.pool_norm_gelu=pool || status=1
+    fast_run fast-fused "$s" "${GRAPHED_476[@]}" --set model.pool_norm_gelu=fused || status=1
+    fast_run fast-aten-half "$s" "${GRAPHED_476[@]}" --set model.pool_norm_gelu=aten \
+      --set precision.half_weights=true || status=1
   done
   return "$status"
 }
@@ -378,11 +379,12 @@ row_resnet_pytorch_compiled() { resnet_pytorch --compile; }
 # the comparison rows' settings (comparison_set): wall time per step against the GPU's busy time. The profiler
 # attaches as the run starts on a device, so before the graphed run's capture (OpProfiler), and records steps 24-33.
 profile_fast() {
-  local dir=$fast/profile kv sets=()
+  local dir=$fast/profile kv set sets=()
   ensure_fast_data || return 1
   mkdir -p "$dir"
-  for kv in $(comparison_set); do sets+=(--set "$kv"); done
-  [ ${#sets[@]} -eq 0 ] || echo "figure: settings $(comparison_set)"
+  set=$(comparison_set)
+  for kv in $set; do sets+=(--set "$kv"); done
+  [ -z "$set" ] || echo "figure: settings $set"
   "$(build_dir)/bin/fusetrain" train --config "$root/configs/fast/cifar10.yaml" --set "data.path=$fast/data" \
     --set "output.dir=$dir" --set "output.name=fast-$1" --set train.epochs=1 --set "train.cuda_graphs=$2" \
     --set profile.wait=20 --set profile.warmup=3 --set profile.active=10 --set "profile.trace=$dir/$1.json" \
