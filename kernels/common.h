@@ -47,6 +47,10 @@ inline int grid_blocks(std::int64_t work) {
   return static_cast<int>(wanted < kMaxGridBlocks ? wanted : kMaxGridBlocks);
 }
 
+// Whether a kernel may index a map of `elements` in 32 bits (unsigned): every offset, and a grid-stride loop's last
+// step past the end (at most kMaxGridBlocks x kThreadsPerBlock), stays below 2^32.
+inline bool fits_32_bit_index(std::int64_t elements) { return elements < (std::int64_t{1} << 31); }
+
 // The element type of a kernel's maps on the device.
 enum class MapType : std::uint8_t { f32, f16, bf16 };
 

@@ -48,9 +48,7 @@ PoolGeometry<I> geometry_of(const MaxPoolShape& s) {
 
 std::int64_t pooled_elements(const MaxPoolShape& s) { return s.batch * s.channels * (s.height / 2) * (s.width / 2); }
 
-// 32-bit index arithmetic where every offset, and a grid-stride loop's last step past the end, stays below 2^32
-// (a grid strides at most 65535 x 256 items).
-bool fits_32_bits(const MaxPoolShape& s) { return s.batch * s.channels * s.height * s.width < (std::int64_t{1} << 31); }
+bool fits_32_bits(const MaxPoolShape& s) { return fits_32_bit_index(s.batch * s.channels * s.height * s.width); }
 
 // Each launch: `items` threads' worth of V channels, indexed in I.
 template <typename T, int V, typename I>

@@ -28,6 +28,13 @@ FT_HOST_DEVICE inline A window_max(const A (&v)[4], std::uint8_t* index) {
   return best;
 }
 
+// The input rows (or columns) that pooled row (column) i writes in backward: its window's 2 and, for the last one of
+// a map with an odd number (`input`), the row no window covers, so that every input element is written.
+template <typename I>
+FT_HOST_DEVICE inline int window_span(I i, I pooled, I input) {
+  return i + 1 == pooled && input % 2 ? 3 : 2;
+}
+
 // A map [batch, channels, height, width] and its 2x2-pooled map [.., out_h, out_w] (floor), in index type I.
 template <typename I>
 struct PoolGeometry {
@@ -92,7 +99,7 @@ FT_HOST_DEVICE inline void max_pool_backward_item(const T* grad_y, const std::ui
   const I o = map_offset(p.n, p.c, p.h, p.w, g.channels, g.out_h, g.out_w, g.channels_last);
   const Pack<T, V> grad = *reinterpret_cast<const Pack<T, V>*>(grad_y + o);
   const Pack<std::uint8_t, V> at = *reinterpret_cast<const Pack<std::uint8_t, V>*>(argmax + o);
-  const int rows = p.h + 1 == g.out_h && g.height % 2 ? 3 : 2, cols = p.w + 1 == g.out_w && g.width % 2 ? 3 : 2;
+  const int rows = window_span(p.h, g.out_h, g.height), cols = window_span(p.w, g.out_w, g.width);
   for (int dh = 0; dh < rows; ++dh)
     for (int dw = 0; dw < cols; ++dw) {
       Pack<T, V> out;

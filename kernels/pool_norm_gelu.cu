@@ -238,7 +238,7 @@ __global__ void input_grad_kernel(const T* __restrict__ grad_y, const T* __restr
       store(grad_x, o, grad);
     } else {
       const int at = argmax[o];
-      const int rows = p.h + 1 == g.out_h && g.height % 2 ? 3 : 2, cols = p.w + 1 == g.out_w && g.width % 2 ? 3 : 2;
+      const int rows = window_span(p.h, g.out_h, g.height), cols = window_span(p.w, g.out_w, g.width);
       for (int dh = 0; dh < rows; ++dh)
         for (int dw = 0; dw < cols; ++dw)
           store(grad_x, map_offset(p.n, c, 2 * p.h + dh, 2 * p.w + dw, g.channels, g.height, g.width,
@@ -255,11 +255,7 @@ Geometry<I> geometry_of(const PoolNormShape& s) {
           static_cast<I>(pooled_pixels(s)), s.channels_last};
 }
 
-// Whether the kernels may index the map in 32 bits: every offset, and a grid-stride loop's last step past the
-// end, below 2^32 (a grid strides at most 65535 x 256 elements).
-bool fits_32_bits(const PoolNormShape& s) {
-  return s.batch * s.channels * s.height * s.width < (std::int64_t{1} << 31);
-}
+bool fits_32_bits(const PoolNormShape& s) { return fits_32_bit_index(s.batch * s.channels * s.height * s.width); }
 
 // The workspace rows (blockIdx.y's extent) of the per-block sums.
 int partial_rows(const PoolNormShape& s) {
