@@ -1,4 +1,5 @@
-// The tensor-to-kernel glue of the ops over kernels/: a tensor's MapType and its device's current stream.
+// The tensor-to-kernel glue of the ops over kernels/: a tensor's compute type and layout, MapType and its device's
+// current stream.
 #include "models/kernel_tensors.h"
 
 #include <ATen/DeviceAccelerator.h>
@@ -6,6 +7,15 @@
 #include "runtime/error.h"
 
 namespace ft {
+
+at::ScalarType kernel_compute_type(const at::Tensor& t) {
+  if (t.is_cuda()) return t.scalar_type();
+  return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+at::MemoryFormat map_memory_format(bool channels_last) {
+  return channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+}
 
 MapType kernel_map_type(const at::Tensor& t, const char* op) {
   switch (t.scalar_type()) {

@@ -1,5 +1,5 @@
-// What a LibTorch op over kernels/ needs of a tensor: its data as a pointer, the kernels' element type of its
-// maps and the CUDA stream its device is current on.
+// What a LibTorch op over kernels/ needs of a tensor: its data as a pointer, the type and layout it is computed
+// in, the kernels' element type of its maps and the CUDA stream its device is current on.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -13,6 +13,13 @@ template <typename T>
 T* data_or_null(const at::Tensor& t) {
   return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
 }
+
+// The type an op over kernels/ computes t's map in: t's own on CUDA (the kernels refuse any but float32, float16
+// and bfloat16); on the CPU, the references' float64 for float64 and float32 for the rest.
+at::ScalarType kernel_compute_type(const at::Tensor& t);
+
+// A map's layout as LibTorch's memory format: channels_last or NCHW (contiguous).
+at::MemoryFormat map_memory_format(bool channels_last);
 
 // float32, float16 or bfloat16 as the kernels' MapType; any other type is refused naming `op`.
 MapType kernel_map_type(const at::Tensor& t, const char* op);

@@ -27,19 +27,14 @@ MaxPoolShape pool_shape_of(at::IntArrayRef sizes, bool channels_last) {
   return s;
 }
 
-at::MemoryFormat pool_format(const MaxPoolShape& s) {
-  return s.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-}
-
-// The map in the arithmetic's type (its own on CUDA; float32, or float64 for float64, on the CPU) and layout.
+// The map in the type and layout the kernels or the reference take.
 at::Tensor computed(const at::Tensor& t, const MaxPoolShape& s) {
-  const at::ScalarType type = t.is_cuda() || t.scalar_type() == at::kDouble ? t.scalar_type() : at::kFloat;
-  return t.to(type).contiguous(pool_format(s));
+  return t.to(kernel_compute_type(t)).contiguous(map_memory_format(s.channels_last));
 }
 
 // The pooled map of x (already computed()) and, when `keep`, each window's position.
 std::pair<at::Tensor, at::Tensor> pool_forward(const at::Tensor& x, const MaxPoolShape& s, bool keep) {
-  const auto options = x.options().memory_format(pool_format(s));
+  const auto options = x.options().memory_format(map_memory_format(s.channels_last));
   const at::Tensor y = at::empty({s.batch, s.channels, s.height / 2, s.width / 2}, options);
   const at::Tensor argmax = keep ? at::empty(y.sizes(), options.dtype(at::kByte)) : at::Tensor();
   auto* positions = data_or_null<std::uint8_t>(argmax);
@@ -56,7 +51,7 @@ std::pair<at::Tensor, at::Tensor> pool_forward(const at::Tensor& x, const MaxPoo
 
 at::Tensor pool_backward(const at::Tensor& grad_y, const at::Tensor& argmax, const MaxPoolShape& s) {
   const at::Tensor grad_x = at::empty({s.batch, s.channels, s.height, s.width},
-                                      grad_y.options().memory_format(pool_format(s)));
+                                      grad_y.options().memory_format(map_memory_format(s.channels_last)));
   const auto* positions = argmax.data_ptr<std::uint8_t>();
   if (grad_y.is_cuda()) {
     const c10::DeviceGuard guard(grad_y.device());
@@ -96,8 +91,6 @@ struct MaxPool2x2Function : public torch::autograd::Function<MaxPool2x2Function>
 
 at::Tensor max_pool2x2(const at::Tensor& x) {
   FT_REQUIRE(x.dim() == 4, kOp, ": the input must be 4-d [N, C, H, W], not ", x.sizes());
-  FT_REQUIRE(!x.is_cuda() || x.scalar_type() != at::kDouble, kOp, ": the CUDA kernels take float32, float16 or "
-             "bfloat16, not float64");
   const std::vector<c10::IValue> inputs{x};
   RECORD_FUNCTION("ft::max_pool2x2", inputs);
   if (at::GradMode::is_enabled() && x.requires_grad()) return MaxPool2x2Function::apply(x);

@@ -28,18 +28,8 @@ PoolNormShape shape_of(at::IntArrayRef sizes, int pool, bool channels_last) {
   return s;
 }
 
-at::MemoryFormat format_of(const PoolNormShape& s) {
-  return s.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-}
-
-// The arithmetic's type: the map's own on CUDA; float32, or float64 for float64 input, on the CPU.
-at::ScalarType compute_type(const at::Tensor& x) {
-  if (x.is_cuda()) return x.scalar_type();
-  return x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-}
-
 // The per-channel values' type: float32 on CUDA, the arithmetic's on the CPU.
-at::ScalarType channel_type(const at::Tensor& x) { return x.is_cuda() ? at::kFloat : compute_type(x); }
+at::ScalarType channel_type(const at::Tensor& x) { return x.is_cuda() ? at::kFloat : kernel_compute_type(x); }
 
 at::Tensor per_channel(const at::Tensor& t, at::ScalarType type) {
   return t.defined() ? t.detach().to(type).contiguous() : t;
@@ -82,10 +72,10 @@ void run_forward(const Maps& m, const PoolNormShape& s, const NormSettings& n) {
 Maps forward_maps(const at::Tensor& x, const PoolNormArgs& a, const PoolNormShape& s) {
   Maps m;
   const at::ScalarType channels = channel_type(x);
-  m.input = x.to(compute_type(x)).contiguous(format_of(s));
+  m.input = x.to(kernel_compute_type(x)).contiguous(map_memory_format(s.channels_last));
   m.pooled = m.input;
   if (s.pool == 2) {
-    const auto options = m.input.options().memory_format(format_of(s));
+    const auto options = m.input.options().memory_format(map_memory_format(s.channels_last));
     m.pooled = at::empty({s.batch, s.channels, pooled_height(s), pooled_width(s)}, options);
     m.argmax = at::empty(m.pooled.sizes(), options.dtype(at::kByte));
   }
@@ -123,7 +113,8 @@ void run_backward(const Maps& m, const at::Tensor& grad_y, const Grads& g, const
     const c10::DeviceGuard guard(grad_y.device());
     pool_norm_gelu_backward_device(kernel_map_type(grad_y, "pool+norm+GELU"),
                                    backward_args<void, float>(m, grad_y, g.x, g.weight, g.bias),
-                                   workspace_for(grad_y, s).data_ptr<double>(), s, training, current_cuda_stream(grad_y));
+                                   workspace_for(grad_y, s).data_ptr<double>(), s, training,
+                                   current_cuda_stream(grad_y));
   } else if (grad_y.scalar_type() == at::kDouble) {
     pool_norm_gelu_backward_cpu(backward_args<double, double>(m, grad_y, g.x, g.weight, g.bias), s, training);
   } else {
@@ -158,11 +149,12 @@ struct PoolNormGeluFunction : public torch::autograd::Function<PoolNormGeluFunct
     const PoolNormShape s = shape_of(ctx->saved_data["sizes"].toIntVector(),
                                      static_cast<int>(ctx->saved_data["pool"].toInt()),
                                      ctx->saved_data["channels_last"].toBool());
-    const at::Tensor grad_y = grad_outputs[0].to(m.pooled.scalar_type()).contiguous(format_of(s));
+    const at::Tensor grad_y = grad_outputs[0].to(m.pooled.scalar_type()).contiguous(map_memory_format(s.channels_last));
     Grads g;
     const auto per_channel_grad = [&](bool needed) { return needed ? at::empty_like(m.mean) : at::Tensor(); };
     if (ctx->needs_input_grad(0))
-      g.x = at::empty({s.batch, s.channels, s.height, s.width}, grad_y.options().memory_format(format_of(s)));
+      g.x = at::empty({s.batch, s.channels, s.height, s.width},
+                      grad_y.options().memory_format(map_memory_format(s.channels_last)));
     g.weight = per_channel_grad(ctx->needs_input_grad(1)), g.bias = per_channel_grad(ctx->needs_input_grad(2));
     run_backward(m, grad_y, g, s, ctx->saved_data["training"].toBool());
     const auto like = [](const at::Tensor& grad, const at::Tensor& of) { return grad.defined() ? grad.to(of.scalar_type()) : grad; };

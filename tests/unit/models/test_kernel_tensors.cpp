@@ -1,5 +1,5 @@
-// Tests of the tensor-to-kernel glue: each map type the kernels take, the refusal of any other naming the op, and
-// a tensor's data pointer (null for an undefined tensor).
+// Tests of the tensor-to-kernel glue: each map type the kernels take, the refusal of any other naming the op, the
+// type and layout a map is computed in, and a tensor's data pointer (null for an undefined tensor).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,6 +24,17 @@ TEST(KernelTensors, MapTypeOfEachTypeTheKernelsTake) {
           << text;
     }
   }
+}
+
+// The computed type: a CUDA tensor's own; on the CPU float64 stays and every other type becomes float32.
+TEST(KernelTensors, ComputeTypeAndLayout) {
+  EXPECT_EQ(kernel_compute_type(at::zeros({2}, at::kDouble)), at::kDouble);
+  for (at::ScalarType type : {at::kFloat, at::kHalf, at::kBFloat16})
+    EXPECT_EQ(kernel_compute_type(at::zeros({2}, type)), at::kFloat) << type;
+  if (at::hasCUDA())
+    EXPECT_EQ(kernel_compute_type(at::zeros({2}, at::TensorOptions(at::kCUDA).dtype(at::kHalf))), at::kHalf);
+  EXPECT_EQ(map_memory_format(true), at::MemoryFormat::ChannelsLast);
+  EXPECT_EQ(map_memory_format(false), at::MemoryFormat::Contiguous);
 }
 
 TEST(KernelTensors, DataOrNull) {
