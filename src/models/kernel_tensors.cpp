@@ -17,6 +17,10 @@ at::MemoryFormat map_memory_format(bool channels_last) {
   return channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
 }
 
+at::Tensor kernel_map(const at::Tensor& t, bool channels_last) {
+  return t.to(kernel_compute_type(t)).contiguous(map_memory_format(channels_last));
+}
+
 MapType kernel_map_type(const at::Tensor& t, const char* op) {
   switch (t.scalar_type()) {
     case at::kFloat: return MapType::f32;

@@ -21,6 +21,9 @@ at::ScalarType kernel_compute_type(const at::Tensor& t);
 // A map's layout as LibTorch's memory format: channels_last or NCHW (contiguous).
 at::MemoryFormat map_memory_format(bool channels_last);
 
+// t as the kernels or the CPU references take its map: in kernel_compute_type(t), laid out as channels_last says.
+at::Tensor kernel_map(const at::Tensor& t, bool channels_last);
+
 // float32, float16 or bfloat16 as the kernels' MapType; any other type is refused naming `op`.
 MapType kernel_map_type(const at::Tensor& t, const char* op);
 

@@ -27,12 +27,7 @@ MaxPoolShape pool_shape_of(at::IntArrayRef sizes, bool channels_last) {
   return s;
 }
 
-// The map in the type and layout the kernels or the reference take.
-at::Tensor computed(const at::Tensor& t, const MaxPoolShape& s) {
-  return t.to(kernel_compute_type(t)).contiguous(map_memory_format(s.channels_last));
-}
-
-// The pooled map of x (already computed()) and, when `keep`, each window's position.
+// The pooled map of x (already a kernel_map) and, when `keep`, each window's position.
 std::pair<at::Tensor, at::Tensor> pool_forward(const at::Tensor& x, const MaxPoolShape& s, bool keep) {
   const auto options = x.options().memory_format(map_memory_format(s.channels_last));
   const at::Tensor y = at::empty({s.batch, s.channels, s.height / 2, s.width / 2}, options);
@@ -72,7 +67,7 @@ MaxPoolShape pool_shape_of(const at::Tensor& x) {
 struct MaxPool2x2Function : public torch::autograd::Function<MaxPool2x2Function> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x) {
     const MaxPoolShape s = pool_shape_of(x);
-    const auto [y, argmax] = pool_forward(computed(x, s), s, true);
+    const auto [y, argmax] = pool_forward(kernel_map(x, s.channels_last), s, true);
     ctx->save_for_backward({argmax});
     ctx->saved_data["sizes"] = x.sizes().vec();
     ctx->saved_data["channels_last"] = s.channels_last;
@@ -83,7 +78,7 @@ struct MaxPool2x2Function : public torch::autograd::Function<MaxPool2x2Function>
     const MaxPoolShape s =
         pool_shape_of(ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["channels_last"].toBool());
     const at::Tensor& grad = grad_outputs[0];
-    return {pool_backward(computed(grad, s), ctx->get_saved_variables()[0], s).to(grad.scalar_type())};
+    return {pool_backward(kernel_map(grad, s.channels_last), ctx->get_saved_variables()[0], s).to(grad.scalar_type())};
   }
 };
 
@@ -95,7 +90,7 @@ at::Tensor max_pool2x2(const at::Tensor& x) {
   RECORD_FUNCTION("ft::max_pool2x2", inputs);
   if (at::GradMode::is_enabled() && x.requires_grad()) return MaxPool2x2Function::apply(x);
   const MaxPoolShape s = pool_shape_of(x);
-  return pool_forward(computed(x, s), s, false).first.to(x.scalar_type());
+  return pool_forward(kernel_map(x, s.channels_last), s, false).first.to(x.scalar_type());
 }
 
 }  // namespace ft

@@ -72,7 +72,7 @@ void run_forward(const Maps& m, const PoolNormShape& s, const NormSettings& n) {
 Maps forward_maps(const at::Tensor& x, const PoolNormArgs& a, const PoolNormShape& s) {
   Maps m;
   const at::ScalarType channels = channel_type(x);
-  m.input = x.to(kernel_compute_type(x)).contiguous(map_memory_format(s.channels_last));
+  m.input = kernel_map(x, s.channels_last);
   m.pooled = m.input;
   if (s.pool == 2) {
     const auto options = m.input.options().memory_format(map_memory_format(s.channels_last));

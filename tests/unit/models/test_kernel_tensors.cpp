@@ -1,5 +1,5 @@
 // Tests of the tensor-to-kernel glue: each map type the kernels take, the refusal of any other naming the op, the
-// type and layout a map is computed in, and a tensor's data pointer (null for an undefined tensor).
+// computed type and layout, the map a kernel takes of a tensor, and a tensor's data pointer (null if undefined).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -35,6 +35,20 @@ TEST(KernelTensors, ComputeTypeAndLayout) {
     EXPECT_EQ(kernel_compute_type(at::zeros({2}, at::TensorOptions(at::kCUDA).dtype(at::kHalf))), at::kHalf);
   EXPECT_EQ(map_memory_format(true), at::MemoryFormat::ChannelsLast);
   EXPECT_EQ(map_memory_format(false), at::MemoryFormat::Contiguous);
+}
+
+// The map a kernel takes: the computed type, the asked layout, the same values (half types widened exactly).
+TEST(KernelTensors, KernelMapTypeLayoutAndValues) {
+  const at::Tensor nchw = at::arange(2 * 3 * 4 * 5, at::kFloat).reshape({2, 3, 4, 5}).div(8);
+  for (at::ScalarType type : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16})
+    for (bool channels_last : {false, true}) {
+      const at::Tensor x = nchw.to(type);
+      const at::Tensor m = kernel_map(x, channels_last);
+      EXPECT_EQ(m.scalar_type(), type == at::kDouble ? at::kDouble : at::kFloat) << type;
+      EXPECT_EQ(m.is_contiguous(at::MemoryFormat::ChannelsLast), channels_last) << type;
+      EXPECT_EQ(m.is_contiguous(), !channels_last) << type;
+      EXPECT_TRUE(at::equal(m.to(at::kDouble), x.to(at::kDouble))) << type << " channels_last " << channels_last;
+    }
 }
 
 TEST(KernelTensors, DataOrNull) {
