@@ -40,12 +40,6 @@ __global__ void max_pool_backward_kernel(const T* __restrict__ grad_y, const std
 
 namespace {
 
-template <typename I>
-PoolGeometry<I> geometry_of(const MaxPoolShape& s) {
-  return {static_cast<I>(s.batch),      static_cast<I>(s.channels),  static_cast<I>(s.height),
-          static_cast<I>(s.width),      static_cast<I>(s.height / 2), static_cast<I>(s.width / 2), s.channels_last};
-}
-
 std::int64_t pooled_elements(const MaxPoolShape& s) { return s.batch * s.channels * (s.height / 2) * (s.width / 2); }
 
 bool fits_32_bits(const MaxPoolShape& s) { return fits_32_bit_index(s.batch * s.channels * s.height * s.width); }
@@ -54,8 +48,8 @@ bool fits_32_bits(const MaxPoolShape& s) { return fits_32_bit_index(s.batch * s.
 template <typename T, int V, typename I>
 void launch_forward(const T* x, T* y, std::uint8_t* argmax, const MaxPoolShape& s, cudaStream_t stream) {
   const std::int64_t items = pooled_elements(s) / V;
-  max_pool_forward_kernel<T, V, I><<<grid_blocks(items), kThreadsPerBlock, 0, stream>>>(x, y, argmax, geometry_of<I>(s),
-                                                                                          static_cast<I>(items));
+  max_pool_forward_kernel<T, V, I><<<grid_blocks(items), kThreadsPerBlock, 0, stream>>>(
+      x, y, argmax, pool_geometry<I>(s), static_cast<I>(items));
   FT_CHECK_LAUNCH();
 }
 
@@ -64,7 +58,7 @@ void launch_backward(const T* grad_y, const std::uint8_t* argmax, T* grad_x, con
                      cudaStream_t stream) {
   const std::int64_t items = pooled_elements(s) / V;
   max_pool_backward_kernel<T, V, I><<<grid_blocks(items), kThreadsPerBlock, 0, stream>>>(
-      grad_y, argmax, grad_x, geometry_of<I>(s), static_cast<I>(items));
+      grad_y, argmax, grad_x, pool_geometry<I>(s), static_cast<I>(items));
   FT_CHECK_LAUNCH();
 }
 

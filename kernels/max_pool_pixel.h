@@ -1,10 +1,11 @@
-// The per-element rules of the 2x2 max-pool: map addressing, a window's maximum, and the work of one thread of
-// the CUDA kernels (V channels of one pooled pixel), which the CPU tests run thread by thread to check them.
+// The per-element rules of the 2x2 max-pool: map addressing, a window's maximum, the geometry a launch gives its
+// threads and the work of one (V channels of one pooled pixel), which the CPU tests run thread by thread.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/common.h"
+#include "kernels/max_pool.h"
 
 namespace ft {
 
@@ -41,6 +42,13 @@ struct PoolGeometry {
   I batch, channels, height, width, out_h, out_w;
   bool channels_last;
 };
+
+// The geometry of shape s in index type I, as the launchers pass it to every thread.
+template <typename I>
+PoolGeometry<I> pool_geometry(const MaxPoolShape& s) {
+  return {static_cast<I>(s.batch),      static_cast<I>(s.channels),  static_cast<I>(s.height),
+          static_cast<I>(s.width),      static_cast<I>(s.height / 2), static_cast<I>(s.width / 2), s.channels_last};
+}
 
 // V consecutive elements, aligned to their size: one vector load or store on the device (16 bytes at most).
 template <typename T, int V>

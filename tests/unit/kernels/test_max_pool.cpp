@@ -97,9 +97,7 @@ void expect_items_equal_reference(const MaxPoolShape& s) {
   fill_tied(x.get(), input_size(s));
   max_pool2_forward_cpu(x.get(), want_y.get(), want_argmax.get(), s);
 
-  const PoolGeometry<I> g{static_cast<I>(s.batch),      static_cast<I>(s.channels),  static_cast<I>(s.height),
-                          static_cast<I>(s.width),      static_cast<I>(s.height / 2), static_cast<I>(s.width / 2),
-                          s.channels_last};
+  const PoolGeometry<I> g = pool_geometry<I>(s);
   const I items = static_cast<I>(pooled_size(s) / V);
   for (I i = 0; i < items; ++i) max_pool_forward_item<T, V, T>(x.get(), y.get(), argmax.get(), g, i);
   EXPECT_TRUE(std::equal(y.get(), y.get() + pooled_size(s), want_y.get()));
